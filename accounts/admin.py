@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+
+from accounts.models import User
+
+
+@admin.register(User)
+class BriscolaUserAdmin(UserAdmin):
+    list_display = ("username", "is_bot", "bot_level", "is_staff", "date_joined")
+    list_filter = ("is_bot", "bot_level", "is_staff")
+    search_fields = ("username",)
+    fieldsets = (*(UserAdmin.fieldsets or ()), ("Bot", {"fields": ("is_bot", "bot_level")}))

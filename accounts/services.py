@@ -1,0 +1,109 @@
+"""Account writes: registration, API tokens, bot accounts."""
+
+from django.contrib.auth import authenticate
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from rest_framework.authtoken.models import Token
+
+from accounts.models import User
+from briscola_service.exceptions import ServiceError
+
+BOT_USERNAME_PREFIX = "bot-"
+
+
+class RegistrationError(ServiceError):
+    code = "invalid_registration"
+    status = 400
+    message = "The user name or password is not acceptable."
+
+
+class UsernameTakenError(ServiceError):
+    code = "username_taken"
+    status = 409
+    message = "That user name is already taken."
+
+
+class InvalidCredentialsError(ServiceError):
+    code = "invalid_credentials"
+    status = 401
+    message = "Wrong user name or password."
+
+
+class BotAccountConflictError(ServiceError):
+    code = "bot_account_conflict"
+    status = 409
+    message = "A non-bot account holds the bot's user name."
+
+
+def _username_errors(username: str) -> list[str]:
+    field = User._meta.get_field("username")
+    try:
+        field.run_validators(username)
+    except ValidationError as exc:
+        return list(exc.messages)
+    if not username:
+        return ["A user name is required."]
+    if username.lower().startswith(BOT_USERNAME_PREFIX):
+        return [f"User names starting with '{BOT_USERNAME_PREFIX}' are reserved for bots."]
+    return []
+
+
+def user_register(*, username: str, password: str) -> tuple[User, str]:
+    """Create a person's account and its API token; returns (user, token key).
+
+    User names are unique regardless of case, so "Alice" cannot pose as "alice".
+    """
+    username_errors = _username_errors(username)
+    if username_errors:
+        raise RegistrationError(details={"username": username_errors})
+    if User.objects.filter(username__iexact=username).exists():
+        raise UsernameTakenError(details={"username": username})
+    try:
+        validate_password(password, user=User(username=username))
+    except ValidationError as exc:
+        raise RegistrationError(details={"password": list(exc.messages)}) from exc
+
+    try:
+        with transaction.atomic():
+            user = User(username=username)
+            user.set_password(password)
+            user.save()
+            token = Token.objects.create(user=user)
+    except IntegrityError as exc:  # lost a race with a concurrent registration
+        raise UsernameTakenError(details={"username": username}) from exc
+    return user, token.key
+
+
+def token_obtain(*, username: str, password: str) -> str:
+    """Return the user's API token, creating one if it was revoked.
+
+    Bot accounts have unusable passwords, so they can never obtain a token this way.
+    """
+    user = authenticate(username=username, password=password)
+    if not isinstance(user, User) or user.is_bot:
+        raise InvalidCredentialsError()
+    token, _ = Token.objects.get_or_create(user=user)
+    return token.key
+
+
+def token_revoke(*, user: User) -> None:
+    """Delete the user's API token; the next token_obtain issues a new one."""
+    Token.objects.filter(user=user).delete()
+
+
+def bot_account_ensure(*, level: str) -> User:
+    """Get or create the bot account `bot-<level>` (idempotent; safe to run concurrently)."""
+    max_length = User._meta.get_field("bot_level").max_length or 0
+    if not level or len(level) > max_length:
+        raise ServiceError(f"Invalid bot level {level!r}.", details={"level": level})
+    username = f"{BOT_USERNAME_PREFIX}{level}"
+    # get_or_create re-reads the row if a concurrent call inserted it first.
+    user, _ = User.objects.get_or_create(
+        username=username,
+        defaults={"is_bot": True, "bot_level": level, "password": make_password(None)},
+    )
+    if not user.is_bot or user.bot_level != level:
+        raise BotAccountConflictError(details={"username": username})
+    return user

@@ -1,0 +1,37 @@
+"""URL configuration. The games API is mounted only once the games app exists."""
+
+import importlib.util
+
+from django.conf import settings
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, include, path, re_path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from briscola_service import exceptions
+
+
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", RedirectView.as_view(pattern_name="swagger-ui", permanent=False)),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/v1/auth/", include("accounts.urls")),
+    path("api-auth/", include("rest_framework.urls")),
+]
+
+if settings.GAMES_APP_PRESENT and _module_exists("games.urls"):
+    urlpatterns.append(path("api/v1/", include("games.urls")))
+
+# Last: any other /api/ URL answers a JSON 404, in DEBUG too.
+urlpatterns.append(re_path(r"^api/(?P<path>.*)$", exceptions.api_not_found))
+
+handler404 = "briscola_service.exceptions.page_not_found"
+handler500 = "briscola_service.exceptions.server_error"

@@ -1,0 +1,124 @@
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+REGISTER = "/api/v1/auth/register"
+TOKEN = "/api/v1/auth/token"
+REVOKE = "/api/v1/auth/token/revoke"
+ME = "/api/v1/auth/me"
+
+
+def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"code", "message", "details"}
+    assert body["code"] == code
+    assert isinstance(body["message"], str) and body["message"]
+    assert isinstance(body["details"], dict)
+    return body
+
+
+def register(client: APIClient, username: str, password: str = "a-long-password-1") -> Any:
+    return client.post(REGISTER, {"username": username, "password": password}, format="json")
+
+
+def with_token(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def test_register_returns_a_token_that_works(api_client: APIClient) -> None:
+    response = register(api_client, "alice")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["username"] == "alice"
+
+    me = with_token(body["token"]).get(ME)
+    assert me.status_code == 200
+    assert me.json()["username"] == "alice"
+    assert me.json()["is_bot"] is False
+    assert me.json()["bot_level"] == ""
+    assert "date_joined" in me.json()
+
+
+def test_register_duplicate_username_is_409(api_client: APIClient) -> None:
+    assert register(api_client, "alice").status_code == 201
+    assert_error(register(api_client, "alice"), 409, "username_taken")
+    assert_error(register(api_client, "ALICE"), 409, "username_taken")
+
+
+def test_register_weak_password_is_400(api_client: APIClient) -> None:
+    body = assert_error(register(api_client, "bob", "123"), 400, "invalid_registration")
+    assert body["details"]["password"]
+
+
+def test_register_bot_prefix_is_reserved(api_client: APIClient) -> None:
+    body = assert_error(register(api_client, "bot-random"), 400, "invalid_registration")
+    assert body["details"]["username"]
+
+
+def test_register_missing_fields_is_invalid_input(api_client: APIClient) -> None:
+    body = assert_error(api_client.post(REGISTER, {}, format="json"), 400, "invalid_input")
+    assert set(body["details"]) == {"username", "password"}
+
+
+def test_malformed_json_is_400(api_client: APIClient) -> None:
+    response = api_client.post(REGISTER, "{not json", content_type="application/json")
+    assert_error(response, 400, "malformed_request")
+
+
+def test_token_obtain(api_client: APIClient) -> None:
+    registered = register(api_client, "carol").json()["token"]
+    response = api_client.post(
+        TOKEN, {"username": "carol", "password": "a-long-password-1"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json() == {"token": registered}
+
+
+def test_token_obtain_bad_credentials_is_401(api_client: APIClient) -> None:
+    register(api_client, "dave")
+    wrong = api_client.post(TOKEN, {"username": "dave", "password": "nope-nope-1"}, format="json")
+    assert_error(wrong, 401, "invalid_credentials")
+    nobody = api_client.post(
+        TOKEN, {"username": "nobody", "password": "a-long-password-1"}, format="json"
+    )
+    assert_error(nobody, 401, "invalid_credentials")
+
+
+def test_revoke_kills_the_old_token(api_client: APIClient) -> None:
+    old = register(api_client, "erin").json()["token"]
+    assert with_token(old).post(REVOKE).status_code == 204
+    assert_error(with_token(old).get(ME), 401, "authentication_failed")
+
+    new = api_client.post(
+        TOKEN, {"username": "erin", "password": "a-long-password-1"}, format="json"
+    ).json()["token"]
+    assert new != old
+    assert with_token(new).get(ME).status_code == 200
+
+
+def test_me_requires_authentication(api_client: APIClient) -> None:
+    response = api_client.get(ME)
+    assert_error(response, 401, "not_authenticated")
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_revoke_requires_authentication(api_client: APIClient) -> None:
+    assert_error(api_client.post(REVOKE), 401, "not_authenticated")
+
+
+def test_wrong_method_is_405(api_client: APIClient) -> None:
+    assert_error(api_client.get(REGISTER), 405, "method_not_allowed")
+
+
+def test_fixtures_make_authenticated_clients(user_factory: Any, auth_client: Any) -> None:
+    user = user_factory(username="frank")
+    assert user.auth_token.key
+    response = auth_client(user).get(ME)
+    assert response.status_code == 200
+    assert response.json()["username"] == "frank"

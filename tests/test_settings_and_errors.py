@@ -1,0 +1,157 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from rest_framework.exceptions import Throttled
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from accounts.services import InvalidCredentialsError, token_obtain
+from briscola_service.exceptions import ServiceError, api_exception_handler
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.django_db
+def test_schema_is_openapi(api_client: APIClient) -> None:
+    response = api_client.get("/api/schema/", {"format": "json"})
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert schema["info"]["title"] == "Briscola service API"
+    assert "/api/v1/auth/register" in schema["paths"]
+
+
+@pytest.mark.django_db
+def test_docs_page_is_served(api_client: APIClient) -> None:
+    assert api_client.get("/api/docs/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_unknown_api_url_is_json_404(api_client: APIClient) -> None:
+    response = api_client.get("/api/v1/nope")
+    assert response.status_code == 404
+    assert response.json() == {"code": "not_found", "message": "No such resource.", "details": {}}
+
+
+@pytest.mark.django_db
+def test_unknown_api_url_is_json_404_in_debug_too(api_client: APIClient, settings: Any) -> None:
+    settings.DEBUG = True
+    response = api_client.get("/api/v1/nope")
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+
+
+@pytest.mark.django_db
+def test_api_url_without_its_slash_redirects(api_client: APIClient) -> None:
+    response = api_client.get("/api/docs")
+    assert response.status_code == 301
+    assert response["Location"].endswith("/api/docs/")
+
+
+@pytest.mark.django_db
+def test_ensure_bots_is_idempotent() -> None:
+    call_command("ensure_bots")
+    call_command("ensure_bots")
+    bots = User.objects.filter(is_bot=True).order_by("username")
+    assert [(b.username, b.bot_level) for b in bots] == sorted(
+        (f"bot-{level}", level) for level in settings.BOT_LEVELS
+    )
+    for bot in bots:
+        assert not bot.has_usable_password()
+    with pytest.raises(InvalidCredentialsError):
+        token_obtain(username="bot-random", password="")
+
+
+class _DuckError(Exception):
+    code = "seat_taken"
+    status = 409
+
+    def __init__(self) -> None:
+        super().__init__("That seat is taken.")
+        self.details = {"seat": 1}
+
+
+class _ConflictError(ServiceError):
+    code = "stale_position"
+    status = 409
+    message = "The deal has moved on."
+
+
+def test_handler_renders_service_errors() -> None:
+    response = api_exception_handler(_ConflictError(details={"expected": 3}), {})
+    assert response is not None
+    assert response.status_code == 409
+    assert response.data == {
+        "code": "stale_position",
+        "message": "The deal has moved on.",
+        "details": {"expected": 3},
+    }
+
+
+def test_handler_renders_duck_typed_errors() -> None:
+    response = api_exception_handler(_DuckError(), {})
+    assert response is not None
+    assert response.status_code == 409
+    assert response.data == {
+        "code": "seat_taken",
+        "message": "That seat is taken.",
+        "details": {"seat": 1},
+    }
+
+
+def test_handler_renders_throttling_with_retry_after() -> None:
+    response = api_exception_handler(Throttled(wait=2.5), {})
+    assert response is not None
+    assert response.status_code == 429
+    assert response.data["code"] == "throttled"
+    assert response.data["details"] == {"retry_after": 3}
+    assert response["Retry-After"] == "3"
+
+
+def test_handler_leaves_unknown_exceptions_to_django() -> None:
+    assert api_exception_handler(ValueError("boom"), {}) is None
+
+
+def test_secret_key_is_required_without_debug() -> None:
+    env: dict[str, Any] = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    env["DEBUG"] = "false"
+    result = subprocess.run(
+        [sys.executable, "-c", "import briscola_service.settings"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_postgres_is_the_database() -> None:
+    assert connection.vendor == "postgresql"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 + 1")
+        assert cursor.fetchone() == (2,)
+
+
+@pytest.mark.redis
+def test_redis_answers_ping() -> None:
+    import redis
+
+    assert redis.Redis.from_url(settings.REDIS_URL).ping() is True
+
+
+@pytest.mark.django_db
+def test_schema_generates_without_warnings(tmp_path: Path) -> None:
+    call_command(
+        "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml")
+    )
