@@ -1,0 +1,97 @@
+"""Briscola rules: pure Python, standard library only. See ../../../shared/RULES.md.
+
+The public API::
+
+    from games.rules import Card, Deal, Match, shuffled_deck, seat_view
+    deal = Deal.from_seed(players=2, dealer=0, seed="abc")
+    deal.play(deal.legal_moves()[0])
+    seat_view(deal, 1).to_dict()
+"""
+
+from .cards import CARDS, RANKS, SUITS, TOTAL_POINTS, Card, parse_card, parse_cards
+from .deal import (
+    PLAYER_COUNTS,
+    WINNING_POINTS,
+    Deal,
+    Draw,
+    Trick,
+    replay_moves,
+    team_of,
+    trick_winner_index,
+)
+from .errors import (
+    CardNotInHandError,
+    DealOverError,
+    IllegalMoveError,
+    InvalidCardError,
+    InvalidDealError,
+    MatchOverError,
+    NotYourTurnError,
+    RecordError,
+    RulesError,
+)
+from .match import FORMATS, Match
+from .records import RECORD_FORMAT, DealRecord, Replay, replay_record
+from .shuffle import (
+    SHUFFLE_ALGORITHM,
+    first_dealer,
+    new_seed,
+    seed_commitment,
+    shuffled_deck,
+)
+from .views import (
+    DealNotOverError,
+    FullView,
+    SeatView,
+    TrickView,
+    deal_events,
+    full_view,
+    seat_view,
+    spectator_view,
+)
+
+__all__ = [
+    "CARDS",
+    "FORMATS",
+    "PLAYER_COUNTS",
+    "RANKS",
+    "RECORD_FORMAT",
+    "SHUFFLE_ALGORITHM",
+    "SUITS",
+    "TOTAL_POINTS",
+    "WINNING_POINTS",
+    "Card",
+    "CardNotInHandError",
+    "Deal",
+    "DealNotOverError",
+    "DealOverError",
+    "DealRecord",
+    "Draw",
+    "FullView",
+    "IllegalMoveError",
+    "InvalidCardError",
+    "InvalidDealError",
+    "Match",
+    "MatchOverError",
+    "NotYourTurnError",
+    "RecordError",
+    "Replay",
+    "RulesError",
+    "SeatView",
+    "Trick",
+    "TrickView",
+    "deal_events",
+    "first_dealer",
+    "full_view",
+    "new_seed",
+    "parse_card",
+    "parse_cards",
+    "replay_moves",
+    "replay_record",
+    "seat_view",
+    "seed_commitment",
+    "shuffled_deck",
+    "spectator_view",
+    "team_of",
+    "trick_winner_index",
+]
