@@ -1,0 +1,194 @@
+"""The games API: one view per operation; parse input, call a service or selector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from briscola_service.exceptions import ErrorSerializer
+from briscola_service.pagination import StandardPagination
+from games import selectors, services
+from games.serializers import (
+    DealRecordOutput,
+    EventsFilter,
+    EventsOutput,
+    MatchCreateInput,
+    MatchDetailOutput,
+    MatchJoinInput,
+    MatchListFilters,
+    MatchSummaryOutput,
+    MoveInput,
+)
+
+ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409)}
+
+
+def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
+    match = selectors.match_get(match_id=match_id)
+    data = selectors.match_detail_for_user(match=match, user=request.user)
+    return Response(MatchDetailOutput(data).data, status=status_code)
+
+
+class MatchListCreateApi(APIView):
+    @extend_schema(
+        operation_id="matches_list",
+        tags=["matches"],
+        summary="Matches you can see: yours, public ones and ones with an open seat",
+        parameters=[
+            OpenApiParameter("status", str, enum=["waiting", "active", "finished", "aborted"]),
+            OpenApiParameter("mine", bool, description="Only matches you have a seat in."),
+            OpenApiParameter("open", bool, description="Only matches you can join."),
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int, description="At most 100."),
+        ],
+        responses={200: MatchSummaryOutput(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        filters = MatchListFilters(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        options = {
+            k: v for k, v in filters.validated_data.items() if k in ("status", "mine", "open")
+        }
+        queryset = selectors.matches_list(user=request.user, **options)
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self) or []
+        data = [
+            selectors.match_summary(m, sorted(m.seats.all(), key=lambda s: s.number)) for m in page
+        ]
+        return paginator.get_paginated_response(MatchSummaryOutput(data, many=True).data)
+
+    @extend_schema(
+        operation_id="matches_create",
+        tags=["matches"],
+        summary="Create a match; you take seat 0",
+        description=(
+            '`seats` lists seats 1.. in order: `{"bot": "random"|"greedy"}`, '
+            '`{"user": "<username>"}` (an invitation) or `"open"`. The match starts '
+            "as soon as every seat is taken."
+        ),
+        request=MatchCreateInput,
+        responses={201: MatchDetailOutput, **ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        data = MatchCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        match = services.match_create(
+            creator=request.user,
+            players=values["players"],
+            format=values["format"],
+            seats=values["seats"],
+            public=values["public"],
+            rated=values["rated"],
+            partners_last_hand=values.get("options", {}).get("partners_last_hand", True),
+        )
+        return _detail(request, match.pk, status.HTTP_201_CREATED)
+
+
+class MatchDetailApi(APIView):
+    @extend_schema(
+        operation_id="matches_retrieve",
+        tags=["matches"],
+        summary="The match and its current deal, as you may see it",
+        responses={200: MatchDetailOutput, **ERRORS},
+    )
+    def get(self, request: Request, match_id: str) -> Response:
+        return _detail(request, match_id)
+
+
+class MatchJoinApi(APIView):
+    @extend_schema(
+        operation_id="matches_join",
+        tags=["matches"],
+        summary="Take an open seat, or the seat you were invited to",
+        request=MatchJoinInput,
+        responses={200: MatchDetailOutput, **ERRORS},
+    )
+    def post(self, request: Request, match_id: str) -> Response:
+        data = MatchJoinInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.match_join(match_id=match_id, user=request.user, **data.validated_data)
+        return _detail(request, match_id)
+
+
+class MatchAbortApi(APIView):
+    @extend_schema(
+        operation_id="matches_abort",
+        tags=["matches"],
+        summary="Call off a match still waiting for players (its creator only)",
+        request=None,
+        responses={200: MatchDetailOutput, **ERRORS},
+    )
+    def post(self, request: Request, match_id: str) -> Response:
+        services.match_abort(match_id=match_id, user=request.user)
+        return _detail(request, match_id)
+
+
+class MoveCreateApi(APIView):
+    @extend_schema(
+        operation_id="matches_moves_create",
+        tags=["matches"],
+        summary="Play a card",
+        description=(
+            "`ply` is the deal's move count you last saw. Errors: `invalid_card` 400, "
+            "`card_not_in_hand` 400, `not_a_player` 403, `match_not_found` 404, "
+            "`stale_ply` 409 (details.current_ply), `not_your_turn` 409, `match_over` 409, "
+            "`match_not_started` 409."
+        ),
+        request=MoveInput,
+        responses={201: MatchDetailOutput, **ERRORS},
+    )
+    def post(self, request: Request, match_id: str) -> Response:
+        data = MoveInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.move_play(match_id=match_id, user=request.user, **data.validated_data)
+        return _detail(request, match_id, status.HTTP_201_CREATED)
+
+
+class MatchResignApi(APIView):
+    @extend_schema(
+        operation_id="matches_resign",
+        tags=["matches"],
+        summary="Resign: the match ends at once and the other team wins",
+        request=None,
+        responses={200: MatchDetailOutput, **ERRORS},
+    )
+    def post(self, request: Request, match_id: str) -> Response:
+        services.match_resign(match_id=match_id, user=request.user)
+        return _detail(request, match_id)
+
+
+class MatchEventsApi(APIView):
+    @extend_schema(
+        operation_id="matches_events",
+        tags=["matches"],
+        summary="What happened after event `after`, as you may know it",
+        parameters=[OpenApiParameter("after", OpenApiTypes.INT, description="Last id seen.")],
+        responses={200: EventsOutput, **ERRORS},
+    )
+    def get(self, request: Request, match_id: str) -> Response:
+        data = EventsFilter(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        match = selectors.match_get(match_id=match_id)
+        events = selectors.match_events_for_user(
+            match=match, user=request.user, after=data.validated_data["after"]
+        )
+        return Response(events)
+
+
+class DealRecordApi(APIView):
+    @extend_schema(
+        operation_id="deals_retrieve",
+        tags=["deals"],
+        summary="A finished deal's full record (seed, deck, moves, tricks, draws, points)",
+        responses={200: DealRecordOutput, **ERRORS},
+    )
+    def get(self, request: Request, deal_id: int) -> Response:
+        deal = selectors.deal_get(deal_id=deal_id)
+        return Response(selectors.deal_record_for_user(deal=deal, user=request.user))

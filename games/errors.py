@@ -1,0 +1,85 @@
+"""Errors of the games service, each with a stable ``code`` and an HTTP status.
+
+Errors from :mod:`games.rules` (invalid_card, not_your_turn, card_not_in_hand,
+deal_over) carry their own code and status and reach the client unchanged.
+"""
+
+from briscola_service.exceptions import ServiceError
+
+
+class MatchNotFoundError(ServiceError):
+    code = "match_not_found"
+    status = 404
+    message = "No such match."
+
+
+class DealNotFoundError(ServiceError):
+    code = "deal_not_found"
+    status = 404
+    message = "No such deal."
+
+
+class NotAPlayerError(ServiceError):
+    code = "not_a_player"
+    status = 403
+    message = "You do not play in this match."
+
+
+class MatchPrivateError(ServiceError):
+    code = "match_private"
+    status = 403
+    message = "This match is private to its players."
+
+
+class StalePlyError(ServiceError):
+    code = "stale_ply"
+    status = 409
+    message = "The deal has moved on since the position you sent."
+
+
+class MatchNotStartedError(ServiceError):
+    code = "match_not_started"
+    status = 409
+    message = "The match is still waiting for players."
+
+
+class MatchOverError(ServiceError):
+    code = "match_over"
+    status = 409
+    message = "The match is over."
+
+
+class DealNotOverError(ServiceError):
+    code = "deal_not_over"
+    status = 403
+    message = "The deal is still being played: its cards are secret until it ends."
+
+
+class MatchNotJoinableError(ServiceError):
+    code = "match_not_joinable"
+    status = 409
+    message = "The match is not waiting for players."
+
+
+class SeatUnavailableError(ServiceError):
+    code = "seat_unavailable"
+    status = 409
+    message = "That seat is not free."
+
+
+class AlreadySeatedError(ServiceError):
+    code = "already_seated"
+    status = 409
+    message = "You already have a seat in this match."
+
+
+class InvalidMatchError(ServiceError):
+    code = "invalid_match"
+    status = 400
+    message = "The match cannot be created as asked."
+
+
+class NotMatchCreatorError(ServiceError):
+    code = "not_match_creator"
+    status = 403
+    message = "Only the match's creator may do this."

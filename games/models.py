@@ -1,0 +1,193 @@
+"""Matches, seats, deals and the append-only move log.
+
+A deal's truth is its seed plus its moves; hands, tricks, points and whose turn it is
+are derived by replaying them through :mod:`games.rules` (see ``selectors``). The few
+result columns on Deal and Match are written once, when a deal or match ends, so that
+lists and filters need no replay.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from games.rules import FORMATS
+
+
+class MatchStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting for players"
+    ACTIVE = "active", "Active"
+    FINISHED = "finished", "Finished"
+    ABORTED = "aborted", "Aborted"
+
+
+class MatchFormat(models.TextChoices):
+    SINGLE = "single", "Single deal"
+    FIRST_TO_2 = "first_to_2", "First to 2 deals"
+    FIRST_TO_3 = "first_to_3", "First to 3 deals"
+
+
+assert set(MatchFormat.values) == set(FORMATS)
+
+
+class EndReason(models.TextChoices):
+    PLAYED = "played", "Played out"
+    RESIGNED = "resigned", "Resignation"
+    ABORTED = "aborted", "Aborted"
+
+
+class Match(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    players = models.PositiveSmallIntegerField(choices=[(2, "2 players"), (4, "4 players")])
+    format = models.CharField(max_length=16, choices=MatchFormat.choices)
+    partners_last_hand = models.BooleanField(
+        default=True, help_text="4 players: partners see each other's hand once the stock is empty."
+    )
+    status = models.CharField(
+        max_length=16, choices=MatchStatus.choices, default=MatchStatus.WAITING, db_index=True
+    )
+    deals_won_team0 = models.PositiveSmallIntegerField(default=0)
+    deals_won_team1 = models.PositiveSmallIntegerField(default=0)
+    winner_team = models.PositiveSmallIntegerField(null=True, blank=True)
+    end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)
+    public = models.BooleanField(default=False)
+    rated = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="matches_created"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "matches"
+        constraints = [
+            models.CheckConstraint(condition=Q(players__in=[2, 4]), name="match_players_2_or_4"),
+            models.CheckConstraint(
+                condition=Q(winner_team__isnull=True) | Q(winner_team__in=[0, 1]),
+                name="match_winner_is_a_team",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_format_display()} ({self.players}p) {str(self.id)[:8]}"
+
+    @property
+    def deals_won(self) -> tuple[int, int]:
+        return (self.deals_won_team0, self.deals_won_team1)
+
+
+class Seat(models.Model):
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    number = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="seats",
+        help_text="Empty while the seat is open.",
+    )
+    joined_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty for an open seat or an unanswered invitation."
+    )
+
+    class Meta:
+        ordering = ["match", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "number"], name="seat_unique_number"),
+            models.UniqueConstraint(fields=["match", "user"], name="seat_one_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"seat {self.number}: {self.user or 'open'}"
+
+    @property
+    def team(self) -> int:
+        return self.number & 1
+
+
+class DealStatus(models.TextChoices):
+    ACTIVE = "active", "Being played"
+    FINISHED = "finished", "Finished"
+    ABANDONED = "abandoned", "Abandoned (match ended during the deal)"
+
+
+class Deal(models.Model):
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="deals")
+    number = models.PositiveSmallIntegerField(help_text="1 for the match's first deal.")
+    dealer = models.PositiveSmallIntegerField()
+    seed = models.CharField(max_length=64, help_text="Secret until the deal ends.")
+    commitment = models.CharField(max_length=64, help_text="SHA-256 of the seed, public.")
+    status = models.CharField(
+        max_length=16, choices=DealStatus.choices, default=DealStatus.ACTIVE, db_index=True
+    )
+    points_team0 = models.PositiveSmallIntegerField(null=True, blank=True)
+    points_team1 = models.PositiveSmallIntegerField(null=True, blank=True)
+    winner_team = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Empty while played, for a 60-60 draw or if abandoned."
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["match", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "number"], name="deal_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"deal {self.number} of {self.match}"
+
+    @property
+    def is_over(self) -> bool:
+        return self.status != DealStatus.ACTIVE
+
+
+class AppendOnlyError(Exception):
+    code = "append_only"
+    status = 500
+
+
+class MoveQuerySet(models.QuerySet["Move"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("moves are append-only: they are never updated")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("moves are append-only: they are never deleted")
+
+
+class Move(models.Model):
+    """One card played. Only ever inserted (enforced here and by database triggers)."""
+
+    deal = models.ForeignKey(Deal, on_delete=models.PROTECT, related_name="moves")
+    ply = models.PositiveSmallIntegerField(help_text="0 for the deal's first card.")
+    seat = models.PositiveSmallIntegerField()
+    card = models.CharField(max_length=2)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects: ClassVar[MoveQuerySet] = MoveQuerySet.as_manager()  # type: ignore[assignment]
+
+    class Meta:
+        ordering = ["deal", "ply"]
+        constraints = [
+            models.UniqueConstraint(fields=["deal", "ply"], name="move_unique_ply"),
+            models.CheckConstraint(condition=Q(ply__lt=40), name="move_ply_below_40"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ply}. seat {self.seat}: {self.card}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("moves are append-only: a saved move cannot change")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("moves are append-only: they are never deleted")

@@ -1,0 +1,247 @@
+"""Reads: a deal's state by replay, and everything a viewer may see of matches and deals.
+
+Secrecy is decided by :mod:`games.rules.views`; this module only decides *who* the
+viewer is (a seat, a spectator, an administrator) and what they may ask for.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from accounts.models import User
+from games import rules
+from games.errors import (
+    DealNotFoundError,
+    DealNotOverError,
+    MatchNotFoundError,
+    MatchPrivateError,
+)
+from games.models import Deal, DealStatus, Match, MatchStatus, Move, Seat
+
+JSON = dict[str, Any]
+
+
+@lru_cache(maxsize=4096)
+def deck_for_seed(seed: str) -> tuple[rules.Card, ...]:
+    return rules.shuffled_deck(seed)
+
+
+def deal_state(deal: Deal, *, moves: list[str] | None = None) -> rules.Deal:
+    """The rules engine's replay of the deal's seed and move log."""
+    if moves is None:
+        moves = list(Move.objects.filter(deal=deal).order_by("ply").values_list("card", flat=True))
+    return rules.replay_moves(deal.match.players, deal.dealer, deck_for_seed(deal.seed), moves)
+
+
+def match_get(*, match_id: Any) -> Match:
+    try:
+        return Match.objects.select_related("created_by").get(id=match_id)
+    except (Match.DoesNotExist, ValueError):
+        raise MatchNotFoundError() from None
+
+
+def deal_get(*, deal_id: Any) -> Deal:
+    try:
+        return Deal.objects.select_related("match").get(id=deal_id)
+    except (Deal.DoesNotExist, ValueError):
+        raise DealNotFoundError() from None
+
+
+def match_seats(match: Match) -> list[Seat]:
+    return list(match.seats.select_related("user").order_by("number"))
+
+
+def seat_of_user(seats: list[Seat], user: User) -> Seat | None:
+    for seat in seats:
+        if seat.user_id == user.pk and seat.joined_at is not None:
+            return seat
+    return None
+
+
+def _is_admin(user: User) -> bool:
+    return bool(user.is_authenticated and user.is_staff)
+
+
+def match_visible_to(match: Match, seats: list[Seat], user: User) -> bool:
+    """Players, invitees, admins; anyone for a public match or one with an open seat."""
+    if match.public or _is_admin(user):
+        return True
+    if any(s.user_id == user.pk for s in seats):
+        return True
+    return match.status == MatchStatus.WAITING and any(s.user_id is None for s in seats)
+
+
+def matches_visible_to(user: User) -> QuerySet[Match]:
+    open_seat = Seat.objects.filter(match=OuterRef("pk"), user__isnull=True)
+    mine = Seat.objects.filter(match=OuterRef("pk"), user=user)
+    queryset = Match.objects.annotate(has_open_seat=Exists(open_seat), is_mine=Exists(mine))
+    if _is_admin(user):
+        return queryset
+    return queryset.filter(
+        Q(public=True) | Q(is_mine=True) | Q(status=MatchStatus.WAITING, has_open_seat=True)
+    )
+
+
+def matches_list(
+    *, user: User, status: str | None = None, mine: bool = False, open: bool = False
+) -> QuerySet[Match]:
+    queryset = matches_visible_to(user)
+    if status:
+        queryset = queryset.filter(status=status)
+    if mine:
+        queryset = queryset.filter(is_mine=True)
+    if open:
+        queryset = queryset.filter(status=MatchStatus.WAITING, has_open_seat=True)
+    return (
+        queryset.select_related("created_by")
+        .prefetch_related("seats__user")
+        .order_by("-created_at", "id")
+    )
+
+
+def _seat_json(seat: Seat) -> JSON:
+    user = seat.user
+    return {
+        "seat": seat.number,
+        "team": seat.team,
+        "user": user.username if user else None,
+        "is_bot": bool(user and user.is_bot),
+        "bot_level": user.bot_level if user and user.is_bot else None,
+        "joined": seat.joined_at is not None,
+    }
+
+
+def deal_summary(deal: Deal) -> JSON:
+    over = deal.status != DealStatus.ACTIVE
+    return {
+        "id": deal.pk,
+        "number": deal.number,
+        "dealer": deal.dealer,
+        "status": deal.status,
+        "commitment": deal.commitment,
+        "seed": deal.seed if over else None,
+        "points": [deal.points_team0, deal.points_team1] if over else None,
+        "winner": deal.winner_team,
+    }
+
+
+def deal_view(deal: Deal, state: rules.Deal, *, seat: int | None) -> JSON:
+    """The deal as ``seat`` (None: a spectator) may see it, with the deal's public facts."""
+    if seat is None:
+        view = rules.spectator_view(state)
+    else:
+        view = rules.seat_view(state, seat, partners_last_hand=deal.match.partners_last_hand)
+    return {**deal_summary(deal), **view.to_dict()}
+
+
+def match_summary(match: Match, seats: list[Seat]) -> JSON:
+    return {
+        "id": str(match.id),
+        "players": match.players,
+        "format": match.format,
+        "options": {"partners_last_hand": match.partners_last_hand},
+        "status": match.status,
+        "public": match.public,
+        "rated": match.rated,
+        "created_by": match.created_by.username,
+        "created_at": match.created_at,
+        "started_at": match.started_at,
+        "finished_at": match.finished_at,
+        "seats": [_seat_json(s) for s in seats],
+        "deals_won": list(match.deals_won),
+        "winner": match.winner_team,
+        "end_reason": match.end_reason or None,
+    }
+
+
+def match_detail_for_user(*, match: Match, user: User) -> JSON:
+    """The match and its current deal as ``user`` may see them."""
+    seats = match_seats(match)
+    if not match_visible_to(match, seats, user):
+        raise MatchPrivateError()
+    seat = seat_of_user(seats, user)
+    deals = list(match.deals.order_by("number"))
+    data = match_summary(match, seats)
+    data["your_seat"] = seat.number if seat else None
+    data["deals"] = [deal_summary(d) for d in deals]
+    data["current_deal"] = None
+    if deals:
+        current = deals[-1]
+        current.match = match
+        data["current_deal"] = deal_view(
+            current, deal_state(current), seat=seat.number if seat else None
+        )
+    return data
+
+
+def match_events_for_user(*, match: Match, user: User, after: int = 0) -> JSON:
+    """Everything that happened in the match after event ``after``, as ``user`` may know it.
+
+    Events are numbered from 1 in the order they happened; the numbering is the same for
+    every viewer, so a client asks for ``after=<the last id it saw>``.
+    """
+    seats = match_seats(match)
+    if not match_visible_to(match, seats, user):
+        raise MatchPrivateError()
+    seat = seat_of_user(seats, user)
+    viewer = seat.number if seat else None
+    events: list[JSON] = [
+        {"type": "match_created", "players": match.players, "format": match.format}
+    ]
+    if match.started_at is not None:
+        events.append({"type": "match_started", "seats": [_seat_json(s) for s in seats]})
+    deals = list(match.deals.order_by("number"))
+    for deal in deals:
+        deal.match = match
+        state = deal_state(deal)
+        for event in rules.deal_events(state, viewer):
+            if event["type"] == "deal_started":
+                event = {**event, "number": deal.number, "commitment": deal.commitment}
+            if event["type"] == "deal_ended":
+                event = {**event, "seed": deal.seed}
+            events.append({**event, "deal": deal.pk})
+        if deal.status == DealStatus.ABANDONED:
+            events.append({"type": "deal_abandoned", "deal": deal.pk, "seed": deal.seed})
+    if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
+        events.append(
+            {
+                "type": "match_ended",
+                "status": match.status,
+                "reason": match.end_reason or None,
+                "winner": match.winner_team,
+                "deals_won": list(match.deals_won),
+            }
+        )
+    numbered = [{"id": i, **e} for i, e in enumerate(events, start=1)]
+    return {"last_id": len(numbered), "events": numbered[after:]}
+
+
+def deal_record_for_user(*, deal: Deal, user: User) -> JSON:
+    """A deal's full record: once it is over, to its players (to all if the match is
+    public); at any time to administrators."""
+    match = deal.match
+    seats = match_seats(match)
+    admin = _is_admin(user)
+    is_player = seat_of_user(seats, user) is not None
+    if not (admin or is_player or match.public):
+        raise MatchPrivateError()
+    if deal.status == DealStatus.ACTIVE and not admin:
+        raise DealNotOverError()
+    state = deal_state(deal)
+    record = rules.DealRecord.from_deal(state, seed=deal.seed)
+    full = rules.full_view(state, before_end=True)
+    replay = rules.Replay(state, complete=state.is_over).to_dict()
+    return {
+        **deal_summary(deal),
+        "seed": deal.seed,
+        "match": str(match.id),
+        "record": record.to_dict(),
+        "initial_hands": full.to_dict()["initial_hands"],
+        "tricks": replay["tricks"],
+        "draws": replay["draws"],
+        "final_points": replay["points"],
+        "complete": replay["complete"],
+    }

@@ -1,0 +1,195 @@
+"""Input and output serializers of the games API (outputs document the JSON shapes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from games import rules
+from games.models import MatchFormat, MatchStatus
+from games.services import SeatSpec
+
+
+class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    """Rejects fields it does not know, so a typo is an error, not a silent default."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": ["open"]},
+            {
+                "type": "object",
+                "properties": {"bot": {"type": "string", "example": "greedy"}},
+                "required": ["bot"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"user": {"type": "string", "example": "alice"}},
+                "required": ["user"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+)
+class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
+    """``"open"``, ``{"bot": "greedy"}`` or ``{"user": "alice"}``."""
+
+    default_error_messages = {
+        "invalid": 'A seat is "open", {"bot": "<level>"} or {"user": "<username>"}.'
+    }
+
+    def to_internal_value(self, data: Any) -> SeatSpec:
+        if data == "open":
+            return SeatSpec("open")
+        if isinstance(data, dict) and len(data) == 1:
+            ((kind, value),) = data.items()
+            if kind in ("bot", "user") and isinstance(value, str) and value:
+                return SeatSpec(kind, value)
+        self.fail("invalid")
+        raise AssertionError  # unreachable
+
+    def to_representation(self, value: SeatSpec) -> Any:
+        return "open" if value.kind == "open" else {value.kind: value.value}
+
+
+class MatchOptionsSerializer(StrictSerializer):
+    partners_last_hand = serializers.BooleanField(default=True)
+
+
+class MatchCreateInput(StrictSerializer):
+    players = serializers.ChoiceField(choices=[2, 4])
+    format = serializers.ChoiceField(choices=MatchFormat.choices, default=MatchFormat.SINGLE)
+    seats = serializers.ListField(child=SeatSpecField(), max_length=3)
+    public = serializers.BooleanField(default=False)
+    rated = serializers.BooleanField(default=False)
+    options = MatchOptionsSerializer(required=False)
+
+
+class MatchJoinInput(StrictSerializer):
+    seat = serializers.IntegerField(min_value=0, max_value=3, required=False)
+
+
+class MoveInput(StrictSerializer):
+    card = serializers.CharField(max_length=8, help_text="A card code such as 'Ad' or '3b'.")
+    ply = serializers.IntegerField(
+        min_value=0, max_value=39, help_text="The deal's move count you saw (`ply`)."
+    )
+
+
+class MatchListFilters(StrictSerializer):
+    status = serializers.ChoiceField(choices=MatchStatus.choices, required=False)
+    mine = serializers.BooleanField(required=False, default=False)
+    open = serializers.BooleanField(required=False, default=False)
+    page = serializers.IntegerField(min_value=1, required=False)
+    page_size = serializers.IntegerField(min_value=1, max_value=100, required=False)
+
+
+class EventsFilter(StrictSerializer):
+    after = serializers.IntegerField(min_value=0, required=False, default=0)
+
+
+# -- outputs (documentation of the shapes the selectors build) ------------------------
+
+
+class SeatOutput(serializers.Serializer):  # type: ignore[type-arg]
+    seat = serializers.IntegerField()
+    team = serializers.IntegerField()
+    user = serializers.CharField(allow_null=True)
+    is_bot = serializers.BooleanField()
+    bot_level = serializers.CharField(allow_null=True)
+    joined = serializers.BooleanField()
+
+
+class TrickOutput(serializers.Serializer):  # type: ignore[type-arg]
+    leader = serializers.IntegerField()
+    cards = serializers.ListField(child=serializers.CharField())
+    seats = serializers.ListField(child=serializers.IntegerField())
+    winner = serializers.IntegerField()
+    points = serializers.IntegerField()
+
+
+class TableCardOutput(serializers.Serializer):  # type: ignore[type-arg]
+    seat = serializers.IntegerField()
+    card = serializers.CharField()
+
+
+class DealSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    dealer = serializers.IntegerField()
+    status = serializers.CharField()
+    commitment = serializers.CharField(help_text="SHA-256 of the seed, published at the start.")
+    seed = serializers.CharField(allow_null=True, help_text="Revealed when the deal ends.")
+    points = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
+    winner = serializers.IntegerField(allow_null=True)
+
+
+class DealViewOutput(DealSummaryOutput):
+    players = serializers.IntegerField()
+    seat = serializers.IntegerField(allow_null=True, help_text="Your seat; null for a spectator.")
+    team = serializers.IntegerField(allow_null=True)
+    hand = serializers.ListField(child=serializers.CharField())
+    partner_hand = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    hand_sizes = serializers.ListField(child=serializers.IntegerField())
+    briscola = serializers.CharField()
+    trump = serializers.CharField()
+    briscola_on_table = serializers.BooleanField()
+    briscola_holder = serializers.IntegerField(allow_null=True)
+    stock_count = serializers.IntegerField()
+    leader = serializers.IntegerField()
+    table = TableCardOutput(many=True)
+    tricks = TrickOutput(many=True)
+    turn = serializers.IntegerField(allow_null=True)
+    ply = serializers.IntegerField()
+    legal = serializers.ListField(child=serializers.CharField())
+    over = serializers.BooleanField()
+
+
+class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
+    id = serializers.UUIDField()
+    players = serializers.IntegerField()
+    format = serializers.CharField()
+    options = MatchOptionsSerializer()
+    status = serializers.CharField()
+    public = serializers.BooleanField()
+    rated = serializers.BooleanField()
+    created_by = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    seats = SeatOutput(many=True)
+    deals_won = serializers.ListField(child=serializers.IntegerField())
+    winner = serializers.IntegerField(allow_null=True)
+    end_reason = serializers.CharField(allow_null=True)
+
+
+class MatchDetailOutput(MatchSummaryOutput):
+    your_seat = serializers.IntegerField(allow_null=True)
+    deals = DealSummaryOutput(many=True)
+    current_deal = DealViewOutput(allow_null=True)
+
+
+class EventsOutput(serializers.Serializer):  # type: ignore[type-arg]
+    last_id = serializers.IntegerField()
+    events = serializers.ListField(child=serializers.DictField())
+
+
+class DealRecordOutput(DealSummaryOutput):
+    match = serializers.UUIDField()
+    record = serializers.DictField(help_text=f"The `{rules.RECORD_FORMAT}` record.")
+    initial_hands = serializers.ListField(child=serializers.ListField())
+    tricks = serializers.ListField(child=serializers.DictField())
+    draws = serializers.ListField(child=serializers.ListField())
+    final_points = serializers.ListField(child=serializers.IntegerField())
+    complete = serializers.BooleanField()

@@ -1,0 +1,397 @@
+"""Writes: creating and joining matches, playing moves, resigning, bot replies.
+
+Every write that changes a match takes the match's row lock (``SELECT ... FOR UPDATE``)
+for the whole transaction, so moves, resignations and deal changes of one match happen
+one at a time. A move is checked against the ply the client saw (stale -> 409), then
+validated by the rules engine, then appended. Follow-up work (bot replies) is queued
+with ``transaction.on_commit``; if it is lost, ``sweep_pending_bot_moves`` finds it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import User
+from accounts.services import bot_account_ensure
+from games import rules
+from games.bots import choose_card
+from games.errors import (
+    AlreadySeatedError,
+    InvalidMatchError,
+    MatchNotJoinableError,
+    MatchNotStartedError,
+    MatchOverError,
+    NotAPlayerError,
+    NotMatchCreatorError,
+    SeatUnavailableError,
+    StalePlyError,
+)
+from games.models import (
+    Deal,
+    DealStatus,
+    EndReason,
+    Match,
+    MatchStatus,
+    Move,
+    Seat,
+)
+from games.selectors import deal_state, match_get, seat_of_user
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """Who takes a seat at creation: a bot of some level, an invited user, or nobody yet."""
+
+    kind: Literal["bot", "user", "open"]
+    value: str = ""
+
+
+def _lock_match(match_id: object) -> Match:
+    match = match_get(match_id=match_id)
+    return Match.objects.select_for_update().select_related("created_by").get(pk=match.pk)
+
+
+def match_create(
+    *,
+    creator: User,
+    players: int,
+    format: str,
+    seats: Sequence[SeatSpec],
+    public: bool = False,
+    rated: bool = False,
+    partners_last_hand: bool = True,
+) -> Match:
+    """Create a match with ``creator`` in seat 0; it starts once every seat is taken."""
+    if players not in rules.PLAYER_COUNTS:
+        raise InvalidMatchError("A match has 2 or 4 players.", details={"players": players})
+    if format not in rules.FORMATS:
+        raise InvalidMatchError(
+            f"Unknown format; one of {', '.join(rules.FORMATS)}.", details={"format": format}
+        )
+    if len(seats) != players - 1:
+        raise InvalidMatchError(
+            f"`seats` lists the other {players - 1} seat(s) in order (seat 1 onwards).",
+            details={"seats": f"expected {players - 1}, got {len(seats)}"},
+        )
+    users: list[User | None] = []
+    invited: set[str] = set()
+    for number, spec in enumerate(seats, start=1):
+        if spec.kind == "bot":
+            if spec.value not in settings.BOT_LEVELS:
+                raise InvalidMatchError(
+                    f"Unknown bot level {spec.value!r}; one of {', '.join(settings.BOT_LEVELS)}.",
+                    details={"seat": number, "bot": spec.value},
+                )
+            users.append(bot_account_ensure(level=spec.value))
+        elif spec.kind == "user":
+            name = spec.value.lower()
+            user = User.objects.filter(username__iexact=spec.value, is_active=True).first()
+            if user is None or user.is_bot:
+                raise InvalidMatchError(
+                    f"No player named {spec.value!r} (invite bots with {{'bot': level}}).",
+                    details={"seat": number, "user": spec.value},
+                )
+            if user.pk == creator.pk or name in invited:
+                raise InvalidMatchError(
+                    "A player can take only one seat.", details={"seat": number}
+                )
+            invited.add(name)
+            users.append(user)
+        else:
+            users.append(None)
+    now = timezone.now()
+    with transaction.atomic():
+        match = Match.objects.create(
+            players=players,
+            format=format,
+            partners_last_hand=partners_last_hand,
+            public=public,
+            rated=rated,
+            created_by=creator,
+        )
+        Seat.objects.create(match=match, number=0, user=creator, joined_at=now)
+        for number, (spec, user) in enumerate(zip(seats, users, strict=True), start=1):
+            Seat.objects.create(
+                match=match,
+                number=number,
+                user=user,
+                joined_at=now if spec.kind == "bot" else None,
+            )
+        _start_if_full(match)
+    return match
+
+
+def match_join(*, match_id: object, user: User, seat: int | None = None) -> Match:
+    """Take an open seat (or the seat one was invited to). Locks the match."""
+    with transaction.atomic():
+        match = _lock_match(match_id)
+        if match.status != MatchStatus.WAITING:
+            raise MatchNotJoinableError()
+        seats = list(match.seats.select_for_update().order_by("number"))
+        if any(s.user_id == user.pk and s.joined_at is not None for s in seats):
+            raise AlreadySeatedError()
+        invitation = next((s for s in seats if s.user_id == user.pk), None)
+        if seat is not None:
+            chosen = next((s for s in seats if s.number == seat), None)
+            if chosen is None:
+                raise SeatUnavailableError(
+                    f"There is no seat {seat} in a {match.players}-player match.",
+                    details={"seat": seat},
+                )
+            if chosen.user_id not in (None, user.pk) or (
+                invitation is not None and chosen is not invitation
+            ):
+                raise SeatUnavailableError(details={"seat": seat})
+        elif invitation is not None:
+            chosen = invitation
+        else:
+            chosen = next((s for s in seats if s.user_id is None), None)
+            if chosen is None:
+                raise SeatUnavailableError("No open seat: the other seats are reserved.")
+        chosen.user = user
+        chosen.joined_at = timezone.now()
+        chosen.save(update_fields=["user", "joined_at"])
+        _start_if_full(match)
+    return match
+
+
+def match_abort(*, match_id: object, user: User) -> Match:
+    """The creator calls off a match that has not started."""
+    with transaction.atomic():
+        match = _lock_match(match_id)
+        if match.created_by_id != user.pk and not user.is_staff:
+            raise NotMatchCreatorError()
+        if match.status != MatchStatus.WAITING:
+            raise MatchNotJoinableError("Only a match still waiting for players can be aborted.")
+        match.status = MatchStatus.ABORTED
+        match.end_reason = EndReason.ABORTED
+        match.finished_at = timezone.now()
+        match.save(update_fields=["status", "end_reason", "finished_at"])
+    return match
+
+
+def _start_if_full(match: Match) -> None:
+    if match.seats.filter(joined_at__isnull=True).exists():
+        return
+    match.status = MatchStatus.ACTIVE
+    match.started_at = timezone.now()
+    match.save(update_fields=["status", "started_at"])
+    _deal_start(match, rules_match=None)
+
+
+def _deal_start(match: Match, rules_match: rules.Match | None) -> Deal:
+    seed = rules.new_seed()
+    if rules_match is None:
+        number, dealer = 1, rules.first_dealer(seed, match.players)
+    else:
+        number, dealer = len(rules_match.results) + 1, rules_match.next_dealer
+    deal = Deal.objects.create(
+        match=match,
+        number=number,
+        dealer=dealer,
+        seed=seed,
+        commitment=rules.seed_commitment(seed),
+    )
+    deal.match = match
+    _queue_bot_reply(deal, deal_state(deal, moves=[]))
+    return deal
+
+
+def _rules_match(match: Match) -> rules.Match:
+    """The match's deal results so far, as the rules engine counts them."""
+    deals = list(match.deals.order_by("number"))
+    first = deals[0].dealer if deals else 0
+    counted = rules.Match(match.players, match.format, first)
+    for deal in deals:
+        if deal.status == DealStatus.FINISHED:
+            counted.results.append(deal.winner_team)
+    return counted
+
+
+def _current_deal(match: Match) -> Deal:
+    deal = match.deals.filter(status=DealStatus.ACTIVE).order_by("-number").first()
+    if deal is None:  # pragma: no cover - an active match always has an active deal
+        raise MatchOverError()
+    deal.match = match
+    return deal
+
+
+def move_play(*, match_id: object, user: User, card: str, ply: int) -> Deal:
+    """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
+
+    Returns the deal the move was played in. Raises ``StalePlyError`` when the deal is
+    no longer at ``ply`` (another move got there first), and the rules engine's errors
+    for an illegal card.
+    """
+    parsed = rules.Card.from_code(card)
+    try:
+        with transaction.atomic():
+            match = _lock_match(match_id)
+            seats = list(match.seats.select_related("user").order_by("number"))
+            seat = seat_of_user(seats, user)
+            if seat is None:
+                raise NotAPlayerError()
+            if match.status == MatchStatus.WAITING:
+                raise MatchNotStartedError()
+            if match.status != MatchStatus.ACTIVE:
+                raise MatchOverError()
+            deal = _current_deal(match)
+            state = deal_state(deal)
+            if ply != state.ply:
+                raise StalePlyError(
+                    f"The deal is at ply {state.ply}, not {ply}: refresh and play again.",
+                    details={"current_ply": state.ply, "your_ply": ply},
+                )
+            state.play(parsed, seat=seat.number)
+            Move.objects.create(deal=deal, ply=ply, seat=seat.number, card=parsed.code)
+            if state.is_over:
+                _deal_finish(match, deal, state)
+            else:
+                _queue_bot_reply(deal, state, seats)
+    except IntegrityError as exc:
+        # The unique (deal, ply) constraint: the last guard against a concurrent move.
+        raise StalePlyError(details={"your_ply": ply}) from exc
+    return deal
+
+
+def _deal_finish(match: Match, deal: Deal, state: rules.Deal) -> None:
+    now = timezone.now()
+    deal.status = DealStatus.FINISHED
+    deal.points_team0, deal.points_team1 = state.points
+    deal.winner_team = state.winner
+    deal.finished_at = now
+    deal.save(
+        update_fields=["status", "points_team0", "points_team1", "winner_team", "finished_at"]
+    )
+    counted = _rules_match(match)
+    match.deals_won_team0, match.deals_won_team1 = counted.deals_won
+    fields = ["deals_won_team0", "deals_won_team1"]
+    if counted.is_over:
+        match.status = MatchStatus.FINISHED
+        match.winner_team = counted.winner
+        match.end_reason = EndReason.PLAYED
+        match.finished_at = now
+        fields += ["status", "winner_team", "end_reason", "finished_at"]
+    match.save(update_fields=fields)
+    if not counted.is_over:
+        _deal_start(match, counted)
+
+
+def match_resign(*, match_id: object, user: User) -> Match:
+    """``user``'s team gives up: the match ends at once and the other team wins it."""
+    with transaction.atomic():
+        match = _lock_match(match_id)
+        seats = list(match.seats.select_related("user").order_by("number"))
+        seat = seat_of_user(seats, user)
+        if seat is None:
+            raise NotAPlayerError()
+        if match.status == MatchStatus.WAITING:
+            raise MatchNotStartedError("The match has not started: abort it instead.")
+        if match.status != MatchStatus.ACTIVE:
+            raise MatchOverError()
+        now = timezone.now()
+        deal = _current_deal(match)
+        state = deal_state(deal)
+        deal.status = DealStatus.ABANDONED
+        deal.points_team0, deal.points_team1 = state.points
+        deal.finished_at = now
+        deal.save(update_fields=["status", "points_team0", "points_team1", "finished_at"])
+        match.status = MatchStatus.FINISHED
+        match.winner_team = 1 - seat.team
+        match.end_reason = EndReason.RESIGNED
+        match.finished_at = now
+        match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
+    return match
+
+
+# -- bots -------------------------------------------------------------------------------
+
+
+def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = None) -> None:
+    """If a bot is to play next, queue its reply once this transaction commits."""
+    if state.turn is None:
+        return
+    if seats is None:
+        seats = list(deal.match.seats.select_related("user").order_by("number"))
+    user = seats[state.turn].user
+    if user is None or not user.is_bot:
+        return
+    deal_id, ply = deal.pk, state.ply
+    transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply))
+
+
+def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
+    """Send the bot task; a broker failure is logged, not raised (the sweep retries)."""
+    from games.tasks import bot_play
+
+    try:
+        bot_play.delay(deal_id, ply)
+    except Exception:  # the broker is down: the move stands, the sweep will queue it
+        logger.warning("could not queue bot reply for deal %s ply %s", deal_id, ply, exc_info=True)
+        return False
+    return True
+
+
+def bot_move_play(*, deal_id: int, ply: int) -> bool:
+    """Play the bot's card in deal ``deal_id`` if the deal is still at ``ply``.
+
+    Safe to run twice or late: a deal that moved on, ended, or is not waiting on a bot
+    is left alone (returns False). The bot sees only its seat's view.
+    """
+    deal = Deal.objects.select_related("match").filter(pk=deal_id).first()
+    if deal is None or deal.status != DealStatus.ACTIVE:
+        return False
+    state = deal_state(deal)
+    if state.ply != ply or state.turn is None:
+        return False
+    seat = Seat.objects.select_related("user").get(match=deal.match, number=state.turn)
+    bot = seat.user
+    if bot is None or not bot.is_bot:
+        return False
+    view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
+    card = choose_card(bot.bot_level, view, seed=f"{deal.pk}:{ply}")
+    try:
+        move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply)
+    except (StalePlyError, MatchOverError, rules.IllegalMoveError):
+        return False
+    return True
+
+
+def bot_moves_sweep(*, older_than: timedelta = timedelta(seconds=10)) -> int:
+    """Re-queue bot replies that never came (a lost task, a broker that was down).
+
+    Finds active deals whose seat to play is a bot and whose last move (or start) is older
+    than ``older_than``; queues each once. Returns how many were queued.
+    """
+    cutoff = timezone.now() - older_than
+    queued = 0
+    deals = (
+        Deal.objects.filter(
+            status=DealStatus.ACTIVE,
+            match__status=MatchStatus.ACTIVE,
+            match__seats__user__is_bot=True,
+        )
+        .select_related("match")
+        .distinct()
+    )
+    for deal in deals:
+        last = deal.moves.order_by("-ply").values_list("created_at", flat=True).first()
+        if (last or deal.started_at) > cutoff:
+            continue
+        state = deal_state(deal)
+        if state.turn is None:
+            continue
+        seat = Seat.objects.select_related("user").get(match=deal.match, number=state.turn)
+        if seat.user is not None and seat.user.is_bot:
+            queued += bot_reply_enqueue(deal_id=deal.pk, ply=state.ply)
+    return queued

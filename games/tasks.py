@@ -1,0 +1,19 @@
+"""Celery tasks: thin, take ids, call services. Each is safe to run twice or to lose."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from games import services
+
+
+@shared_task(name="games.tasks.bot_play", acks_late=True, ignore_result=True)
+def bot_play(deal_id: int, ply: int) -> bool:
+    """Play a bot's card if the deal still waits for it at ``ply`` (else do nothing)."""
+    return services.bot_move_play(deal_id=deal_id, ply=ply)
+
+
+@shared_task(name="games.tasks.sweep_pending_bot_moves", ignore_result=True)
+def sweep_pending_bot_moves() -> int:
+    """Periodic: queue again the bot replies that were never delivered."""
+    return services.bot_moves_sweep()
