@@ -66,6 +66,9 @@ class Card:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("cards are immutable")
 
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("cards are immutable")
+
     @staticmethod
     def from_code(code: str) -> Card:
         """Parse a card code in any letter case (``"Ad"``, ``"ad"``, ``"AD"``)."""

@@ -119,7 +119,10 @@ class Deal:
                 f"the dealer must be a seat from 0 to {players - 1}, not {dealer!r}",
                 field="dealer",
             )
-        cards = deck if type(deck) is tuple and _CARD_SET.issuperset(deck) else None
+        try:
+            cards = deck if type(deck) is tuple and _CARD_SET.issuperset(deck) else None
+        except TypeError:  # unhashable items: not cards, the slow path names them
+            cards = None
         if cards is None:
             cards = tuple(c if isinstance(c, Card) else Card.from_code(c) for c in deck)
         if len(cards) != len(CARDS) or len(set(cards)) != len(CARDS):
@@ -153,6 +156,47 @@ class Deal:
     @classmethod
     def from_seed(cls, players: int, dealer: int, seed: Seed) -> Deal:
         return cls(players, dealer, shuffled_deck(seed))
+
+    @classmethod
+    def from_position(
+        cls,
+        *,
+        players: int,
+        dealer: int,
+        briscola: Card,
+        hands: Sequence[Sequence[Card]],
+        stock: Sequence[Card],
+        briscola_on_table: bool,
+        leader: int,
+        table: Sequence[Card],
+        points: tuple[int, int],
+        briscola_holder: int | None = None,
+    ) -> Deal:
+        """A position from its parts, for search over guesses of the hidden cards.
+
+        ``stock`` is the face-down stock in drawing order; the face-up ``briscola`` is
+        drawn after it while ``briscola_on_table``. The history (tricks, moves, deck) is
+        not kept: ``tricks``, ``moves`` and ``deck`` of the result are empty, so ``ply``
+        counts from this position.
+        """
+        deal = object.__new__(cls)
+        deal.players = players
+        deal.dealer = dealer
+        deal.deck = ()
+        deal.briscola = briscola
+        deal.trump = briscola.suit
+        deal.hands = [list(h) for h in hands]
+        deal._stock = tuple(stock) + ((briscola,) if briscola_on_table else ())
+        deal._next_draw = 0
+        deal._stock_len = len(deal._stock)
+        deal.leader = leader
+        deal.table = list(table)
+        deal.turn = (leader + len(table)) % players if any(deal.hands) else None
+        deal.tricks = []
+        deal.moves = []
+        deal.points = [points[0], points[1]]
+        deal.briscola_holder = briscola_holder
+        return deal
 
     # -- reading the state -------------------------------------------------------------
 

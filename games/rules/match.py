@@ -22,11 +22,11 @@ class Match:
     __slots__ = ("players", "format", "first_dealer", "results", "resigned_team")
 
     def __init__(self, players: int, format: str, first_dealer: int) -> None:
-        if players not in PLAYER_COUNTS:
+        if type(players) is not int or players not in PLAYER_COUNTS:
             raise InvalidDealError(f"a match has 2 or 4 players, not {players!r}")
         if format not in FORMATS:
             raise InvalidDealError(f"unknown match format {format!r}: one of {', '.join(FORMATS)}")
-        if not 0 <= first_dealer < players:
+        if type(first_dealer) is not int or not 0 <= first_dealer < players:
             raise InvalidDealError(f"the first dealer must be a seat, not {first_dealer!r}")
         self.players = players
         self.format = format
@@ -74,6 +74,11 @@ class Match:
             raise MatchOverError("the match is over: no more deals")
         if not deal.is_over:
             raise InvalidDealError("only a finished deal can be counted")
+        if deal.players != self.players or deal.dealer != self.next_dealer:
+            raise InvalidDealError(
+                f"not this match's next deal: expected {self.players} players dealt by seat "
+                f"{self.next_dealer}, got {deal.players} dealt by seat {deal.dealer}"
+            )
         self.results.append(deal.winner)
 
     def resign(self, team: int) -> None:

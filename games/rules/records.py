@@ -121,7 +121,7 @@ class DealRecord:
             )
         seed = data.get("seed")
         if seed is not None and (type(seed) not in (str, int) or seed == ""):
-            raise RecordError("must be a non-empty string", where="seed")
+            raise RecordError("must be a non-empty string or an integer", where="seed")
         if "deck" in data:
             deck = _card_list(data["deck"], "deck")
             if len(deck) != len(CARDS):

@@ -39,6 +39,8 @@ Seed = str | int
 def _key(seed: Seed) -> bytes:
     if isinstance(seed, bool) or not isinstance(seed, str | int):
         raise TypeError(f"a seed is a string or an integer, not {type(seed).__name__}")
+    if seed == "":
+        raise ValueError("a seed is not empty")
     return str(seed).encode("utf-8")
 
 

@@ -124,6 +124,8 @@ class SeatView:
     @classmethod
     def from_dict(cls, data: JSON) -> SeatView:
         """Read a view back (a bot reading the API's JSON); raises on malformed input."""
+        if not isinstance(data, dict):
+            raise RulesError("not a seat view: expected a JSON object")
         try:
             partner = data.get("partner_hand")
             return cls(
@@ -183,7 +185,7 @@ class FullView:
 
 def _view(deal: Deal, seat: int | None, partners_last_hand: bool) -> SeatView:
     n = deal.players
-    if seat is not None and not 0 <= seat < n:
+    if seat is not None and (type(seat) is not int or not 0 <= seat < n):
         raise RulesError(f"no seat {seat} in a {n}-player deal", field="seat")
     hand: tuple[Card, ...] = () if seat is None else tuple(deal.hands[seat])
     partner: tuple[Card, ...] | None = None
