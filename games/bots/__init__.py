@@ -7,9 +7,10 @@ import random
 from games.rules import Card, SeatView
 
 from .base import Bot
+from .expert import expert_bot
 from .simple import greedy_bot, random_bot
 
-LEVELS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot}
+LEVELS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot, "expert": expert_bot}
 
 
 class UnknownBotLevelError(ValueError):
@@ -17,8 +18,23 @@ class UnknownBotLevelError(ValueError):
     status = 400
 
 
-def choose_card(level: str, view: SeatView, *, seed: int | str | None = None) -> Card:
-    """The card the bot of ``level`` plays from ``view`` (deterministic for a seed)."""
+DEFAULT_BUDGET_MS = 100
+
+
+def choose_card(
+    level: str,
+    view: SeatView,
+    *,
+    seed: int | str | None = None,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    max_iterations: int | None = None,
+) -> Card:
+    """The card the bot of ``level`` plays from ``view``.
+
+    ``budget_ms`` bounds the thinking time of searching levels and ``max_iterations``
+    their work; the simple levels ignore both. The choice is a pure function of the view
+    and the seed whenever the iteration cap, not the clock, ends the search.
+    """
     try:
         bot = LEVELS[level]
     except KeyError:
@@ -27,9 +43,17 @@ def choose_card(level: str, view: SeatView, *, seed: int | str | None = None) ->
         ) from None
     if not view.legal:
         raise ValueError("the view has no legal card: it is not this seat's turn")
-    card = bot(view, random.Random(seed))
+    card = bot(view, random.Random(seed), budget_ms, max_iterations=max_iterations)
     assert card in view.legal, f"bot {level} chose an illegal card {card}"
     return card
 
 
-__all__ = ["LEVELS", "Bot", "UnknownBotLevelError", "choose_card", "greedy_bot", "random_bot"]
+__all__ = [
+    "LEVELS",
+    "Bot",
+    "UnknownBotLevelError",
+    "choose_card",
+    "expert_bot",
+    "greedy_bot",
+    "random_bot",
+]

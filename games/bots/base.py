@@ -8,11 +8,26 @@ the stock order or the seed, because nothing it is given contains them.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from typing import Protocol
 
 from games.rules import Card, SeatView, trick_winner_index
 
-Bot = Callable[[SeatView, random.Random], Card]
+
+class Bot(Protocol):
+    """``bot(view, rng, budget_ms, max_iterations=None) -> card``.
+
+    A pure function of the view and the rng: with ``max_iterations`` set (and a budget
+    large enough not to cut it short), the same view and seed give the same card.
+    """
+
+    def __call__(
+        self,
+        view: SeatView,
+        rng: random.Random,
+        budget_ms: float,
+        *,
+        max_iterations: int | None = None,
+    ) -> Card: ...
 
 
 def table_winner(view: SeatView) -> tuple[int, Card] | None:

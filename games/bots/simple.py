@@ -9,12 +9,16 @@ from games.rules import Card, SeatView, team_of
 from .base import beats, cheapness, table_winner
 
 
-def random_bot(view: SeatView, rng: random.Random) -> Card:
+def random_bot(
+    view: SeatView, rng: random.Random, budget_ms: float = 0, *, max_iterations: int | None = None
+) -> Card:
     """Any legal card, uniformly."""
     return rng.choice(sorted(view.legal))
 
 
-def greedy_bot(view: SeatView, rng: random.Random) -> Card:
+def greedy_bot(
+    view: SeatView, rng: random.Random, budget_ms: float = 0, *, max_iterations: int | None = None
+) -> Card:
     """A sensible rule-based player.
 
     Take a trick cheaply when it carries points; otherwise give away the cheapest card,

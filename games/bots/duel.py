@@ -1,0 +1,616 @@
+"""Duplicate duels between two bot levels: how much stronger is A than B?
+
+A duel of ``deals`` deals uses ``deals / 2`` decks. Deck ``i`` is
+``shuffled_deck(f"{seed}:{i}")`` with dealer ``i % players``, and it is played twice with
+the sides swapped: first with A in seat 0 (2 players) or as team 0, seats 0 and 2
+(4 players), then with A in seat 1 or as team 1, seats 1 and 3. Both bots get the same
+cards once each, so most of the luck of the deal cancels out.
+
+A's result in a deal is 1 for a win, ½ for a 60-60 draw, 0 for a loss; its score is the
+mean over the deals. The two deals of a pair are not independent (same cards), so the 95%
+confidence interval is computed over the *pairs*: each pair scores 0, ¼, ½, ¾ or 1 and the
+interval is ``mean ± 1.96 · sd / √pairs``. The point margin (A's card points minus B's,
+per deal) gets its interval the same way.
+
+Every bot decision is ``choose_card(level, seat_view(deal, seat), seed=..., budget_ms=...)``
+with a seed made of the duel seed, the deck index, the side and the ply, so a duel is
+reproducible: the same arguments give the same deals, whatever the number of worker
+processes, as long as every bot's choice is a function of its view and seed only (a
+search cut short by the clock is not: its duels vary from run to run). The think times
+(wall clock, ``time.perf_counter`` around each ``choose_card``) always vary.
+
+Standard library only; the command line is in :mod:`games.bots.__main__`.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from games.rules import Card, Deal, seat_view, shuffled_deck, team_of
+
+from . import DEFAULT_BUDGET_MS, LEVELS, UnknownBotLevelError, choose_card
+
+Z_95 = 1.96
+"""The normal quantile of a two-sided 95% interval."""
+
+ProgressCallback = Callable[[int, int], None]
+"""``progress(pairs_done, pairs_total)``, called in the calling process."""
+
+
+class DuelError(ValueError):
+    """Arguments that do not describe a duel (odd deal count, bad player count, ...)."""
+
+
+# -- one deal --------------------------------------------------------------------------
+
+
+def decision_seed(seed: str, index: int, side: int, ply: int) -> str:
+    """The seed of one bot decision: from the duel seed, deck index, side and ply."""
+    return f"{seed}:{index}:{side}:{ply}"
+
+
+def deck_seed(seed: str, index: int) -> str:
+    """The shuffle seed of deck ``index`` of a duel."""
+    return f"{seed}:{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedDeal:
+    """A deal played out by bots."""
+
+    points: tuple[int, int]
+    """Card points of team 0 and team 1."""
+    winner: int | None
+    """The winning team, None for a 60-60 draw."""
+    moves: tuple[Card, ...]
+    think_ms: tuple[tuple[float, ...], ...]
+    """``think_ms[seat]``: the time of each of that seat's decisions, in milliseconds."""
+
+
+def play_deal(
+    deck: Sequence[Card],
+    *,
+    players: int,
+    dealer: int,
+    levels: Sequence[str],
+    seed: Callable[[int], str] | str,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    partners_last_hand: bool = True,
+) -> PlayedDeal:
+    """Play one deal to the end with the bot ``levels[seat]`` in each seat.
+
+    ``seed`` is either a function of the ply giving each decision's seed, or a string
+    ``s`` (the decision at ply ``p`` then gets ``f"{s}:{p}"``).
+    """
+    if len(levels) != players:
+        raise DuelError(f"{players} players need {players} levels, got {len(levels)}")
+    for level in levels:
+        if level not in LEVELS:
+            raise UnknownBotLevelError(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")
+    seed_of: Callable[[int], str]
+    if isinstance(seed, str):
+        prefix = seed
+        seed_of = lambda ply: f"{prefix}:{ply}"  # noqa: E731
+    else:
+        seed_of = seed
+    deal = Deal(players, dealer, tuple(deck))
+    think: list[list[float]] = [[] for _ in range(players)]
+    clock = time.perf_counter
+    while deal.turn is not None:
+        seat = deal.turn
+        view = seat_view(deal, seat, partners_last_hand=partners_last_hand)
+        ply = deal.ply
+        start = clock()
+        card = choose_card(levels[seat], view, seed=seed_of(ply), budget_ms=budget_ms)
+        think[seat].append((clock() - start) * 1000.0)
+        deal.play(card, seat)
+    return PlayedDeal(
+        points=(deal.points[0], deal.points[1]),
+        winner=deal.winner,
+        moves=tuple(deal.moves),
+        think_ms=tuple(tuple(t) for t in think),
+    )
+
+
+# -- one duplicate pair ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairResult:
+    """Deck ``index`` played twice, A on side 0 then on side 1."""
+
+    index: int
+    results: tuple[float, float]
+    """A's deal result on each side: 1 win, 0.5 draw, 0 loss."""
+    margins: tuple[int, int]
+    """A's card points minus B's on each side."""
+    think_a: tuple[float, ...]
+    think_b: tuple[float, ...]
+
+    @property
+    def score(self) -> float:
+        """A's score over the pair: 0, 0.25, 0.5, 0.75 or 1."""
+        return (self.results[0] + self.results[1]) / 2
+
+    @property
+    def margin(self) -> float:
+        return (self.margins[0] + self.margins[1]) / 2
+
+
+def side_levels(a: str, b: str, players: int, side: int) -> list[str]:
+    """The level in each seat when A plays ``side`` (A's team is ``side``)."""
+    return [a if team_of(seat) == side else b for seat in range(players)]
+
+
+def play_pair(
+    a: str,
+    b: str,
+    *,
+    players: int,
+    seed: str,
+    index: int,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    partners_last_hand: bool = True,
+) -> PairResult:
+    """Play deck ``index`` of the duel twice, with the sides swapped."""
+    deck = shuffled_deck(deck_seed(seed, index))
+    dealer = index % players
+    results: list[float] = []
+    margins: list[int] = []
+    think_a: list[float] = []
+    think_b: list[float] = []
+    for side in (0, 1):
+
+        def seed_of(ply: int, side: int = side) -> str:
+            return decision_seed(seed, index, side, ply)
+
+        played = play_deal(
+            deck,
+            players=players,
+            dealer=dealer,
+            levels=side_levels(a, b, players, side),
+            seed=seed_of,
+            budget_ms=budget_ms,
+            partners_last_hand=partners_last_hand,
+        )
+        mine, theirs = played.points[side], played.points[1 - side]
+        if played.winner is None:
+            results.append(0.5)
+        else:
+            results.append(1.0 if played.winner == side else 0.0)
+        margins.append(mine - theirs)
+        for seat, times in enumerate(played.think_ms):
+            (think_a if team_of(seat) == side else think_b).extend(times)
+    return PairResult(
+        index=index,
+        results=(results[0], results[1]),
+        margins=(margins[0], margins[1]),
+        think_a=tuple(think_a),
+        think_b=tuple(think_b),
+    )
+
+
+# -- statistics ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A mean with its 95% confidence interval (``mean ± half_width``)."""
+
+    mean: float
+    half_width: float
+    """NaN when there is a single pair (no spread to estimate)."""
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+    def to_dict(self) -> dict[str, float | None]:
+        finite = math.isfinite(self.half_width)
+        return {
+            "mean": self.mean,
+            "half_width": self.half_width if finite else None,
+            "low": self.low if finite else None,
+            "high": self.high if finite else None,
+        }
+
+
+def mean_interval(values: Sequence[float]) -> Interval:
+    """``mean ± 1.96 · sd / √n`` (sample standard deviation)."""
+    if not values:
+        raise DuelError("no values")
+    mean = math.fsum(values) / len(values)
+    if len(values) < 2:
+        return Interval(mean, math.nan)
+    sd = statistics.stdev(values)
+    return Interval(mean, Z_95 * sd / math.sqrt(len(values)))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0 < q <= 100), nearest-rank method."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkStats:
+    """Think time per move of one level, in milliseconds."""
+
+    level: str
+    moves: int
+    median_ms: float
+    p95_ms: float
+    max_ms: float
+    mean_ms: float
+
+    @classmethod
+    def of(cls, level: str, times: Sequence[float]) -> ThinkStats:
+        if not times:
+            return cls(level, 0, math.nan, math.nan, math.nan, math.nan)
+        return cls(
+            level=level,
+            moves=len(times),
+            median_ms=statistics.median(times),
+            p95_ms=percentile(times, 95),
+            max_ms=max(times),
+            mean_ms=math.fsum(times) / len(times),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "moves": self.moves,
+            "median_ms": self.median_ms,
+            "p95_ms": self.p95_ms,
+            "max_ms": self.max_ms,
+            "mean_ms": self.mean_ms,
+        }
+
+
+@dataclass(frozen=True)
+class DuelSummary:
+    """The outcome of a duel, from A's side."""
+
+    a: str
+    b: str
+    players: int
+    deals: int
+    seed: str
+    budget_ms: float
+    partners_last_hand: bool
+    wins: int
+    draws: int
+    losses: int
+    score: Interval
+    """A's deal score, (wins + ½ draws) / deals, with its interval over the pairs."""
+    margin: Interval
+    """A's mean card-point margin per deal, with its interval over the pairs."""
+    think: tuple[ThinkStats, ...]
+    """One entry per level (A's first; a single one when A and B are the same level)."""
+    workers: int = 1
+    elapsed_s: float = 0.0
+    pairs_results: tuple[PairResult, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def pairs(self) -> int:
+        return self.deals // 2
+
+    def think_of(self, level: str) -> ThinkStats:
+        for stats in self.think:
+            if stats.level == level:
+                return stats
+        raise KeyError(level)
+
+    def outcome(self) -> dict[str, Any]:
+        """The reproducible part: everything but the timings."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "players": self.players,
+            "deals": self.deals,
+            "pairs": self.pairs,
+            "seed": self.seed,
+            "budget_ms": self.budget_ms,
+            "partners_last_hand": self.partners_last_hand,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score": self.score.to_dict(),
+            "margin": self.margin.to_dict(),
+            "moves": {t.level: t.moves for t in self.think},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.outcome()
+        data["think"] = {t.level: t.to_dict() for t in self.think}
+        data["workers"] = self.workers
+        data["elapsed_s"] = self.elapsed_s
+        return data
+
+    def format(self) -> str:
+        """A human-readable report."""
+        s, m = self.score, self.margin
+        table = "4 players, teams of two" if self.players == 4 else "2 players"
+        lines = [
+            f"duel: {self.a} (A) vs {self.b} (B), {table}, {self.deals} deals "
+            f"({self.pairs} duplicate pairs), seed {self.seed!r}, budget {self.budget_ms:g} ms",
+            f"score of A:   {s.mean:.4f} ± {_fmt(s.half_width, '.4f')}  "
+            f"(95% CI {_fmt(s.low, '.4f')} .. {_fmt(s.high, '.4f')})",
+            f"deals:        A won {self.wins}, drew {self.draws}, lost {self.losses}",
+            f"point margin: {m.mean:+.2f} ± {_fmt(m.half_width, '.2f')} per deal  "
+            f"(95% CI {_fmt(m.low, '+.2f')} .. {_fmt(m.high, '+.2f')})",
+            "think time per move (ms):",
+            f"  {'level':<12} {'moves':>8} {'median':>9} {'p95':>9} {'max':>9}",
+        ]
+        for t in self.think:
+            lines.append(
+                f"  {t.level:<12} {t.moves:>8} {_fmt(t.median_ms, '9.3f')} "
+                f"{_fmt(t.p95_ms, '9.3f')} {_fmt(t.max_ms, '9.3f')}"
+            )
+        lines.append(f"elapsed {self.elapsed_s:.1f} s with {self.workers} worker(s)")
+        return "\n".join(lines)
+
+
+def _fmt(value: float, spec: str) -> str:
+    return format(value, spec) if math.isfinite(value) else "n/a"
+
+
+def summarize(
+    a: str,
+    b: str,
+    results: Iterable[PairResult],
+    *,
+    players: int,
+    seed: str,
+    budget_ms: float,
+    partners_last_hand: bool = True,
+    workers: int = 1,
+    elapsed_s: float = 0.0,
+) -> DuelSummary:
+    """The summary of a duel from its pairs (in any order: they are sorted by index)."""
+    pairs = tuple(sorted(results, key=lambda r: r.index))
+    if not pairs:
+        raise DuelError("a duel has at least one pair of deals")
+    deal_results = [r for p in pairs for r in p.results]
+    think_a = [t for p in pairs for t in p.think_a]
+    think_b = [t for p in pairs for t in p.think_b]
+    think: tuple[ThinkStats, ...]
+    if a == b:
+        think = (ThinkStats.of(a, think_a + think_b),)
+    else:
+        think = (ThinkStats.of(a, think_a), ThinkStats.of(b, think_b))
+    return DuelSummary(
+        a=a,
+        b=b,
+        players=players,
+        deals=2 * len(pairs),
+        seed=seed,
+        budget_ms=budget_ms,
+        partners_last_hand=partners_last_hand,
+        wins=sum(1 for r in deal_results if r == 1.0),
+        draws=sum(1 for r in deal_results if r == 0.5),
+        losses=sum(1 for r in deal_results if r == 0.0),
+        score=mean_interval([p.score for p in pairs]),
+        margin=mean_interval([p.margin for p in pairs]),
+        think=think,
+        workers=workers,
+        elapsed_s=elapsed_s,
+        pairs_results=pairs,
+    )
+
+
+# -- the duel --------------------------------------------------------------------------
+
+_Task = tuple[str, str, int, str, float, bool, int, int]
+"""(a, b, players, seed, budget_ms, partners_last_hand, first pair index, stop index)."""
+
+
+def _play_chunk(task: _Task) -> list[PairResult]:
+    a, b, players, seed, budget_ms, partners, start, stop = task
+    return [
+        play_pair(
+            a,
+            b,
+            players=players,
+            seed=seed,
+            index=i,
+            budget_ms=budget_ms,
+            partners_last_hand=partners,
+        )
+        for i in range(start, stop)
+    ]
+
+
+def duel(
+    a: str,
+    b: str,
+    *,
+    players: int,
+    deals: int,
+    seed: str | int,
+    workers: int = 1,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    partners_last_hand: bool = True,
+    progress: ProgressCallback | None = None,
+    chunk_size: int | None = None,
+    start_method: str = "spawn",
+) -> DuelSummary:
+    """Play ``deals`` deals (``deals / 2`` decks, each twice) of A against B.
+
+    With ``workers`` > 1 the pairs are played in chunks by that many processes
+    (``start_method`` ``"spawn"`` or ``"fork"``), and merged in deck order: the result is
+    the same as with one worker (for bots whose choice depends on view and seed only), but
+    for the think times and the elapsed time.
+    """
+    for level in (a, b):
+        if level not in LEVELS:
+            raise UnknownBotLevelError(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")
+    if players not in (2, 4):
+        raise DuelError(f"a duel is played by 2 or 4 players, not {players!r}")
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2 or deals % 2:
+        raise DuelError(
+            f"deals must be a positive even number (each deck is played twice), not {deals!r}"
+        )
+    if workers < 1:
+        raise DuelError(f"workers must be at least 1, not {workers!r}")
+    if not budget_ms > 0:
+        raise DuelError(f"the budget must be positive, not {budget_ms!r} ms")
+    seed = str(seed)
+    total = deals // 2
+    if chunk_size is None:
+        chunk_size = max(1, min(25, math.ceil(total / (workers * 8))))
+    tasks: list[_Task] = [
+        (a, b, players, seed, float(budget_ms), partners_last_hand, i, min(i + chunk_size, total))
+        for i in range(0, total, chunk_size)
+    ]
+    started = time.perf_counter()
+    results: list[PairResult] = []
+    if progress is not None:
+        progress(0, total)
+    if workers == 1 or len(tasks) == 1:
+        workers = 1
+        for task in tasks:
+            results.extend(_play_chunk(task))
+            if progress is not None:
+                progress(len(results), total)
+    else:
+        context = multiprocessing.get_context(start_method)
+        with context.Pool(min(workers, len(tasks))) as pool:
+            for chunk in pool.imap_unordered(_play_chunk, tasks):
+                results.extend(chunk)
+                if progress is not None:
+                    progress(len(results), total)
+    return summarize(
+        a,
+        b,
+        results,
+        players=players,
+        seed=seed,
+        budget_ms=float(budget_ms),
+        partners_last_hand=partners_last_hand,
+        workers=workers,
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+# -- a progress bar --------------------------------------------------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar, redrawn in place (``\\r``), for a stream such as stderr.
+
+    Use it as a duel's ``progress`` callback and :meth:`close` it when done.
+    """
+
+    def __init__(
+        self,
+        label: str = "",
+        *,
+        stream: TextIO | None = None,
+        width: int = 30,
+        min_interval_s: float = 0.1,
+        unit: str = "pairs",
+    ) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.min_interval_s = min_interval_s
+        self.unit = unit
+        self._started = time.perf_counter()
+        self._last_draw = -math.inf
+        self._last: tuple[int, int] | None = None
+        self._drawn = False
+        self._width_drawn = 0
+        self._shown: tuple[int, int] | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        self._last = (done, total)
+        now = time.perf_counter()
+        if done < total and now - self._last_draw < self.min_interval_s:
+            return
+        self._last_draw = now
+        self._draw(done, total, now)
+
+    def _draw(self, done: int, total: int, now: float) -> None:
+        fraction = done / total if total else 1.0
+        filled = round(self.width * fraction)
+        elapsed = now - self._started
+        eta = ""
+        if 0 < done < total:
+            eta = f" eta {_duration(elapsed * (total - done) / done)}"
+        bar = "#" * filled + "." * (self.width - filled)
+        label = f"{self.label} " if self.label else ""
+        line = (
+            f"{label}[{bar}] {done}/{total} {self.unit} {fraction:4.0%} {_duration(elapsed)}{eta}"
+        )
+        pad = " " * max(0, self._width_drawn - len(line))
+        self.stream.write("\r" + line + pad)
+        self.stream.flush()
+        self._width_drawn = len(line)
+        self._shown = (done, total)
+        self._drawn = True
+
+    def close(self) -> None:
+        """Draw the last state and end the line."""
+        if self._last is not None and self._last != self._shown:
+            self._draw(*self._last, time.perf_counter())
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def wants_progress(flag: bool, stream: TextIO | None = None) -> bool:
+    """Draw a progress bar when asked to, or when ``stream`` (stderr) is a terminal."""
+    if flag:
+        return True
+    stream = stream if stream is not None else sys.stderr
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+__all__ = [
+    "DuelError",
+    "DuelSummary",
+    "Interval",
+    "PairResult",
+    "PlayedDeal",
+    "ProgressBar",
+    "ThinkStats",
+    "decision_seed",
+    "deck_seed",
+    "duel",
+    "mean_interval",
+    "percentile",
+    "play_deal",
+    "play_pair",
+    "side_levels",
+    "summarize",
+    "wants_progress",
+]

@@ -1,0 +1,251 @@
+"""The expert: determinized Monte Carlo search with card tracking and exact endgames.
+
+From the seat's view alone it works out which cards are still unseen (card tracking:
+what is in no known hand, not played and not the face-up briscola), and where the
+briscola is (still under the stock, or in the hand of the player who drew it). It then
+repeatedly *determinizes*: deals the unseen cards at random into the other hands and
+the stock, consistently with every count the view shows, and scores each legal card on
+that guess:
+
+* while the stock is large, by a playout to the end of the deal with a fast rule-based
+  policy for every seat (common random numbers: every candidate card is scored on the
+  same guesses, so their difference is measured, not the luck of the guess);
+* once few cards are left, by exact alpha-beta search of the guessed deal to its end
+  (in a 2-player deal with an empty stock nothing is hidden any more, so this is a
+  perfect solution).
+
+The score of a finished deal is the result for the seat's team (win 1, draw 1/2, loss 0)
+plus a small share of the point margin, so the bot plays to win the deal and, among
+equally sure wins or losses, for points. It plays for its team in 4-player deals.
+
+The search is bounded both by an iteration cap (which makes the choice a pure function
+of the view and the seed) and by the time budget, a safety net that ends it early on a
+slow machine.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+
+from games.rules import CARDS, SUITS, Card, Deal, SeatView
+
+MARGIN_WEIGHT = 0.2 / 120
+"""Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
+
+MAX_DETERMINIZATIONS = 300
+PLAYOUT_EPSILON = 0.1
+"""Share of random cards in playouts, so the guesses do not all play out alike."""
+TIME_SHARE = 0.8
+"""Share of the budget the search may use (the rest covers the last iteration)."""
+EXACT_MAX_PLIES = {2: 8, 4: 12}
+"""Search a guessed deal exactly once at most this many cards remain to be played."""
+
+
+def expert_bot(
+    view: SeatView,
+    rng: random.Random,
+    budget_ms: float = 100,
+    *,
+    max_iterations: int | None = None,
+) -> Card:
+    moves = sorted(view.legal)
+    if len(moves) == 1:
+        return moves[0]
+    assert view.seat is not None
+    sampler = _Sampler(view)
+    team = view.seat & 1
+    remaining = sum(view.hand_sizes) + view.stock_count
+    exact = remaining <= EXACT_MAX_PLIES[view.players]
+    deadline = time.perf_counter() + budget_ms * TIME_SHARE / 1000.0
+    totals = [0.0] * len(moves)
+    cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
+    for iteration in range(cap):
+        if iteration and time.perf_counter() > deadline:
+            break
+        guess = sampler.sample(rng)
+        for i, card in enumerate(moves):
+            deal = guess.copy()
+            deal.play(card)
+            if exact:
+                totals[i] += _solve(deal, team, -1e9, 1e9)
+            else:
+                _playout(deal, rng)
+                totals[i] += _score(deal, team)
+        if exact and sampler.fully_known:
+            break
+    best = max(range(len(moves)), key=lambda i: (totals[i], -i))
+    return moves[best]
+
+
+class _Sampler:
+    """Deals the unseen cards at random, consistently with the view."""
+
+    def __init__(self, view: SeatView) -> None:
+        assert view.seat is not None
+        n = view.players
+        seat = view.seat
+        self.view = view
+        hands: list[list[Card] | None] = [None] * n
+        hands[seat] = list(view.hand)
+        if view.partner_hand is not None:
+            hands[(seat + 2) % n] = list(view.partner_hand)
+        played = set(view.played)
+        known = set(view.hand) | played | {view.briscola}
+        if view.partner_hand is not None:
+            known.update(view.partner_hand)
+        self.unseen = [c for c in CARDS if c not in known]
+        # Who holds the face-up briscola, if someone drew it and has not played it.
+        holder = view.briscola_holder
+        briscola_in_hidden_hand = (
+            holder is not None and hands[holder] is None and view.briscola not in played
+        )
+        self.fixed = hands
+        self.need = [0] * n
+        self.holder = holder if briscola_in_hidden_hand else None
+        for s in range(n):
+            if hands[s] is None:
+                self.need[s] = view.hand_sizes[s] - (1 if s == self.holder else 0)
+        self.stock_hidden = view.stock_count - (1 if view.briscola_on_table else 0)
+        if sum(self.need) + self.stock_hidden != len(self.unseen):
+            raise ValueError("the view's counts do not add up: not a consistent view")
+        self.fully_known = len(self.unseen) <= 1 or (
+            self.stock_hidden == 0 and sum(1 for k in self.need if k) <= 1
+        )
+
+    def sample(self, rng: random.Random) -> Deal:
+        view = self.view
+        cards = self.unseen[:]
+        rng.shuffle(cards)
+        hands: list[Sequence[Card]] = []
+        at = 0
+        for s, fixed in enumerate(self.fixed):
+            if fixed is not None:
+                hands.append(fixed)
+                continue
+            hand = cards[at : at + self.need[s]]
+            at += self.need[s]
+            if s == self.holder:
+                hand.append(view.briscola)
+            hands.append(hand)
+        return Deal.from_position(
+            players=view.players,
+            dealer=view.dealer,
+            briscola=view.briscola,
+            hands=hands,
+            stock=cards[at:],
+            briscola_on_table=view.briscola_on_table,
+            leader=view.leader,
+            table=[c for _, c in view.table],
+            points=view.points,
+            briscola_holder=view.briscola_holder,
+        )
+
+
+def _score(deal: Deal, team: int) -> float:
+    mine = deal.points[team]
+    other = deal.points[1 - team]
+    result = 1.0 if mine > other else 0.5 if mine == other else 0.0
+    return result + (mine - other) * MARGIN_WEIGHT
+
+
+def _solve(deal: Deal, team: int, alpha: float, beta: float) -> float:
+    """Exact value of a fully known position for ``team`` (alpha-beta)."""
+    turn = deal.turn
+    if turn is None:
+        return _score(deal, team)
+    hand = deal.hands[turn]
+    if (turn & 1) == team:
+        value = -1e9
+        for card in _ordered(deal, hand):
+            child = deal.copy()
+            child.play(card)
+            value = max(value, _solve(child, team, alpha, beta))
+            alpha = max(alpha, value)
+            if alpha >= beta:
+                break
+        return value
+    value = 1e9
+    for card in _ordered(deal, hand):
+        child = deal.copy()
+        child.play(card)
+        value = min(value, _solve(child, team, alpha, beta))
+        beta = min(beta, value)
+        if alpha >= beta:
+            break
+    return value
+
+
+def _ordered(deal: Deal, hand: list[Card]) -> list[Card]:
+    """Likely-best cards first (the policy's choice), for earlier cut-offs."""
+    if len(hand) < 2:
+        return list(hand)
+    first = _policy_card(deal, hand)
+    return [first] + [c for c in hand if c is not first]
+
+
+def _playout(deal: Deal, rng: random.Random) -> None:
+    """Play the deal to its end with the rule-based policy, a little randomised."""
+    rand = rng.random
+    while deal.turn is not None:
+        hand = deal.hands[deal.turn]
+        if len(hand) == 1:
+            card = hand[0]
+        elif rand() < PLAYOUT_EPSILON:
+            card = hand[int(rand() * len(hand))]
+        else:
+            card = _policy_card(deal, hand)
+        deal.play(card)
+
+
+def _cost(card: Card, trump: str) -> int:
+    """How much it costs to give a card away: trumps dearest, then points, then rank."""
+    return (1000 if card.suit == trump else 0) + card.points * 16 + (10 - card.strength)
+
+
+_COST = {suit: {c: _cost(c, suit) for c in CARDS} for suit in SUITS}
+"""``_COST[trump][card]``, precomputed: playouts call it thousands of times a move."""
+_VALUE = {c: c.points * 16 + (10 - c.strength) for c in CARDS}
+
+
+def _policy_card(deal: Deal, hand: list[Card]) -> Card:
+    """The fast rule-based choice used in playouts (same ideas as the greedy bot)."""
+    trump = deal.trump
+    table = deal.table
+    cost = _COST[trump].__getitem__
+    cheapest = min(hand, key=cost)
+    if not table:
+        return cheapest
+    # The card winning the trick so far, and whose it is.
+    best_i = 0
+    best = table[0]
+    for i in range(1, len(table)):
+        c = table[i]
+        if (c.suit == best.suit and c.strength < best.strength) or (
+            c.suit == trump and best.suit != trump
+        ):
+            best_i, best = i, c
+    n = deal.players
+    turn = deal.turn
+    assert turn is not None
+    if ((deal.leader + best_i) & 1) == (turn & 1):  # the partner is winning
+        if len(table) == n - 1:
+            plain = [c for c in hand if c.suit != trump]
+            if plain:
+                return max(plain, key=_VALUE.__getitem__)
+        return cheapest
+    winners = [
+        c
+        for c in hand
+        if (c.suit == best.suit and c.strength < best.strength)
+        or (c.suit == trump and best.suit != trump)
+    ]
+    if winners:
+        on_table = 0
+        for c in table:
+            on_table += c.points
+        cheapest_winner = min(winners, key=cost)
+        if on_table > 0 or cheapest_winner.suit != trump:
+            return cheapest_winner
+    return cheapest
