@@ -93,12 +93,16 @@ def token_revoke(*, user: User) -> None:
     Token.objects.filter(user=user).delete()
 
 
-def bot_account_ensure(*, level: str) -> User:
-    """Get or create the bot account `bot-<level>` (idempotent; safe to run concurrently)."""
+def bot_account_ensure(*, level: str, copy: int = 1) -> User:
+    """Get or create the bot account `bot-<level>` (idempotent; safe to run concurrently).
+
+    ``copy`` > 1 gives `bot-<level>-<copy>`: a user holds one seat of a match, so the
+    second greedy bot at a table is another account of the same level.
+    """
     max_length = User._meta.get_field("bot_level").max_length or 0
-    if not level or len(level) > max_length:
+    if not level or len(level) > max_length or copy < 1:
         raise ServiceError(f"Invalid bot level {level!r}.", details={"level": level})
-    username = f"{BOT_USERNAME_PREFIX}{level}"
+    username = f"{BOT_USERNAME_PREFIX}{level}" + (f"-{copy}" if copy > 1 else "")
     # get_or_create re-reads the row if a concurrent call inserted it first.
     user, _ = User.objects.get_or_create(
         username=username,

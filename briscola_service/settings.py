@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's assets served from here, not from a CDN
     "accounts",
 ]
 if GAMES_APP_PRESENT:
@@ -174,6 +175,9 @@ REST_FRAMEWORK = {
 }
 
 SPECTACULAR_SETTINGS = {
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "TITLE": "Briscola service API",
     "DESCRIPTION": (
         "Play Briscola, the Italian trick-taking card game, against people and bots. "

@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
@@ -27,6 +28,11 @@ from games.serializers import (
 )
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409)}
+
+
+def _query(request: Request) -> dict[str, Any]:
+    """The query parameters, without DRF's ``?format=`` renderer switch (not a filter)."""
+    return {k: v for k, v in request.query_params.items() if k != api_settings.URL_FORMAT_OVERRIDE}
 
 
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
@@ -50,7 +56,7 @@ class MatchListCreateApi(APIView):
         responses={200: MatchSummaryOutput(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        filters = MatchListFilters(data=request.query_params)
+        filters = MatchListFilters(data=_query(request))
         filters.is_valid(raise_exception=True)
         options = {
             k: v for k, v in filters.validated_data.items() if k in ("status", "mine", "open")
@@ -173,7 +179,7 @@ class MatchEventsApi(APIView):
         responses={200: EventsOutput, **ERRORS},
     )
     def get(self, request: Request, match_id: str) -> Response:
-        data = EventsFilter(data=request.query_params)
+        data = EventsFilter(data=_query(request))
         data.is_valid(raise_exception=True)
         match = selectors.match_get(match_id=match_id)
         events = selectors.match_events_for_user(

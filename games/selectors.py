@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
@@ -39,7 +40,7 @@ def deal_state(deal: Deal, *, moves: list[str] | None = None) -> rules.Deal:
 def match_get(*, match_id: Any) -> Match:
     try:
         return Match.objects.select_related("created_by").get(id=match_id)
-    except (Match.DoesNotExist, ValueError):
+    except (Match.DoesNotExist, ValueError, ValidationError):  # not a UUID: no such match
         raise MatchNotFoundError() from None
 
 
@@ -134,7 +135,11 @@ def deal_view(deal: Deal, state: rules.Deal, *, seat: int | None) -> JSON:
         view = rules.spectator_view(state)
     else:
         view = rules.seat_view(state, seat, partners_last_hand=deal.match.partners_last_hand)
-    return {**deal_summary(deal), **view.to_dict()}
+    data = {**deal_summary(deal), **view.to_dict()}
+    if deal.status == DealStatus.ABANDONED:  # the match ended mid-deal: nobody is to play
+        data["turn"] = None
+        data["legal"] = []
+    return data
 
 
 def match_summary(match: Match, seats: list[Seat]) -> JSON:

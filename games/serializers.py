@@ -46,7 +46,8 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
     """``"open"``, ``{"bot": "greedy"}`` or ``{"user": "alice"}``."""
 
     default_error_messages = {
-        "invalid": 'A seat is "open", {"bot": "<level>"} or {"user": "<username>"}.'
+        # Braces doubled: DRF formats error messages with str.format.
+        "invalid": 'A seat is "open", {{"bot": "<level>"}} or {{"user": "<username>"}}.'
     }
 
     def to_internal_value(self, data: Any) -> SeatSpec:
@@ -80,8 +81,17 @@ class MatchJoinInput(StrictSerializer):
     seat = serializers.IntegerField(min_value=0, max_value=3, required=False)
 
 
+class StrictCharField(serializers.CharField):
+    """A JSON string only: DRF's CharField would turn the number 5 into "5"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class MoveInput(StrictSerializer):
-    card = serializers.CharField(max_length=8, help_text="A card code such as 'Ad' or '3b'.")
+    card = StrictCharField(max_length=8, help_text="A card code such as 'Ad' or '3b'.")
     ply = serializers.IntegerField(
         min_value=0, max_value=39, help_text="The deal's move count you saw (`ply`)."
     )

@@ -58,7 +58,12 @@ class SeatSpec:
 
 def _lock_match(match_id: object) -> Match:
     match = match_get(match_id=match_id)
-    return Match.objects.select_for_update().select_related("created_by").get(pk=match.pk)
+    # FOR UPDATE OF the match only: a plain FOR UPDATE would lock the joined creator's
+    # account row too, and two users joining each other's matches would deadlock on the
+    # seats' foreign-key checks (tests/integration/test_pg_races.py).
+    return (
+        Match.objects.select_for_update(of=("self",)).select_related("created_by").get(pk=match.pk)
+    )
 
 
 def match_create(
@@ -85,6 +90,7 @@ def match_create(
         )
     users: list[User | None] = []
     invited: set[str] = set()
+    bots_of_level: dict[str, int] = {}
     for number, spec in enumerate(seats, start=1):
         if spec.kind == "bot":
             if spec.value not in settings.BOT_LEVELS:
@@ -92,7 +98,8 @@ def match_create(
                     f"Unknown bot level {spec.value!r}; one of {', '.join(settings.BOT_LEVELS)}.",
                     details={"seat": number, "bot": spec.value},
                 )
-            users.append(bot_account_ensure(level=spec.value))
+            bots_of_level[spec.value] = bots_of_level.get(spec.value, 0) + 1
+            users.append(bot_account_ensure(level=spec.value, copy=bots_of_level[spec.value]))
         elif spec.kind == "user":
             name = spec.value.lower()
             user = User.objects.filter(username__iexact=spec.value, is_active=True).first()
@@ -226,12 +233,14 @@ def _current_deal(match: Match) -> Deal:
     return deal
 
 
-def move_play(*, match_id: object, user: User, card: str, ply: int) -> Deal:
+def move_play(
+    *, match_id: object, user: User, card: str, ply: int, deal_id: int | None = None
+) -> Deal:
     """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
 
     Returns the deal the move was played in. Raises ``StalePlyError`` when the deal is
-    no longer at ``ply`` (another move got there first), and the rules engine's errors
-    for an illegal card.
+    no longer at ``ply`` (another move got there first) or, with ``deal_id``, no longer
+    that deal; and the rules engine's errors for an illegal card.
     """
     parsed = rules.Card.from_code(card)
     try:
@@ -246,6 +255,11 @@ def move_play(*, match_id: object, user: User, card: str, ply: int) -> Deal:
             if match.status != MatchStatus.ACTIVE:
                 raise MatchOverError()
             deal = _current_deal(match)
+            if deal_id is not None and deal.pk != deal_id:
+                raise StalePlyError(
+                    "That deal is over: the match has moved on to the next one.",
+                    details={"deal": deal.pk, "your_deal": deal_id},
+                )
             state = deal_state(deal)
             if ply != state.ply:
                 raise StalePlyError(
@@ -361,7 +375,7 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
     card = choose_card(bot.bot_level, view, seed=f"{deal.pk}:{ply}")
     try:
-        move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply)
+        move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply, deal_id=deal.pk)
     except (StalePlyError, MatchOverError, rules.IllegalMoveError):
         return False
     return True

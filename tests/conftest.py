@@ -3,21 +3,35 @@
 Tests marked `postgres` run only on PostgreSQL (DATABASE_URL=postgres://...), tests marked
 `redis` only when REDIS_URL answers PING. Elsewhere they are skipped with the reason, unless
 BRISCOLA_REQUIRE_SERVICES=1 (as in CI), where a missing service fails them.
+
+On PostgreSQL the test database lets TRUNCATE through the move log's trigger (see
+django_db_setup), so `django_db(transaction=True)` tests work there.
 """
 
+import hashlib
 import itertools
 import os
-from collections.abc import Callable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
+from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+from pytest_django import DjangoDbBlocker
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import User
+from games import rules
+from games.models import Deal, MatchStatus, Move
+from games.selectors import deal_state
+from games.services import SeatSpec, match_create, match_join, move_play
 
 DEFAULT_PASSWORD = "a-long-password-1"
 
@@ -103,3 +117,265 @@ def auth_client() -> Iterator[Callable[[User], APIClient]]:
         return client
 
     yield make
+
+
+# --- The test database ---------------------------------------------------------------------
+
+ALLOW_TRUNCATE = "briscola.allow_truncate"
+
+
+def _is_test_database(settings_dict: dict[str, Any]) -> bool:
+    name = settings_dict["NAME"]
+    return bool(name) and (
+        name == (settings_dict.get("TEST") or {}).get("NAME")
+        or name.startswith(TEST_DATABASE_PREFIX)
+    )
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> None:
+    """pytest-django's test databases, with the move log's TRUNCATE hatch on PostgreSQL.
+
+    Django empties the tables after each transactional test with TRUNCATE, which the
+    trigger on games_move refuses unless `briscola.allow_truncate` is on (games migration
+    0002). It is set on the test database only, so that every new connection inherits it,
+    and on the connection already open.
+    """
+    with django_db_blocker.unblock():
+        for conn in connections.all():
+            if conn.vendor != "postgresql":
+                continue
+            if not _is_test_database(conn.settings_dict):
+                raise RuntimeError(
+                    f"refusing to set {ALLOW_TRUNCATE} on {conn.settings_dict['NAME']!r}, "
+                    "which is not a test database"
+                )
+            name = conn.ops.quote_name(conn.settings_dict["NAME"])
+            with conn.cursor() as cursor:
+                cursor.execute(f"ALTER DATABASE {name} SET {ALLOW_TRUNCATE} = 'on'")
+                cursor.execute(f"SET {ALLOW_TRUNCATE} = 'on'")
+
+
+@pytest.fixture
+def fast_password_hashing(settings: Any) -> None:
+    """MD5 instead of PBKDF2 for the accounts a test creates (about 0.4 s each otherwise)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# --- Games: matches driven through the services --------------------------------------------
+
+
+@pytest.fixture
+def deterministic_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deals get seeds derived from the test's id instead of fresh random ones."""
+    prefix = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:32]
+    numbers = itertools.count(1)
+    monkeypatch.setattr(rules, "new_seed", lambda: f"{prefix}-{next(numbers)}")
+
+
+class Games:
+    """Helpers to play matches through games.services (moves are never written by hand)."""
+
+    @staticmethod
+    def person_match(creator: User, opponent: User, *, format: str = "single") -> Any:
+        """A started 2-player match, `creator` in seat 0 and `opponent` in seat 1."""
+        match = match_create(
+            creator=creator, players=2, format=format, seats=[SeatSpec("user", opponent.username)]
+        )
+        match = match_join(match_id=match.pk, user=opponent)
+        assert match.status == MatchStatus.ACTIVE
+        return match
+
+    @staticmethod
+    def current_deal(match: Any) -> Any:
+        return Deal.objects.select_related("match").filter(match_id=match.pk).latest("number")
+
+    @classmethod
+    def state(cls, match_or_deal: Any) -> Any:
+        """The rules engine's replay of the match's current deal (or of the deal given)."""
+        if isinstance(match_or_deal, Deal):
+            return deal_state(match_or_deal)
+        return deal_state(cls.current_deal(match_or_deal))
+
+    @staticmethod
+    def seat_users(match: Any) -> dict[int, User]:
+        return {s.number: s.user for s in match.seats.select_related("user").order_by("number")}
+
+    @classmethod
+    def play(cls, match: Any, count: int) -> list[Any]:
+        """Play `count` moves, each the first legal card of whoever is to play."""
+        users = cls.seat_users(match)
+        played = []
+        for _ in range(count):
+            state = cls.state(match)
+            assert state.turn is not None, "the deal is over"
+            deal = move_play(
+                match_id=match.pk,
+                user=users[state.turn],
+                card=state.legal_moves()[0].code,
+                ply=state.ply,
+            )
+            played.append(Move.objects.get(deal=deal, ply=state.ply))
+        return played
+
+    @staticmethod
+    def move_log(deal: Any) -> list[tuple[int, int, str]]:
+        return list(
+            Move.objects.filter(deal=deal).order_by("ply").values_list("ply", "seat", "card")
+        )
+
+    @classmethod
+    def assert_log_consistent(cls, deal: Any) -> list[tuple[int, int, str]]:
+        """The deal's moves are plies 0..n-1, each made by the seat whose turn it was."""
+        log = cls.move_log(deal)
+        assert [ply for ply, _, _ in log] == list(range(len(log))), log
+        replay = rules.Deal(deal.match.players, deal.dealer, rules.shuffled_deck(deal.seed))
+        for ply, seat, card in log:
+            assert replay.turn == seat, f"ply {ply} was played by seat {seat}, not {replay.turn}"
+            replay.play(card, seat=seat)
+        return log
+
+
+@pytest.fixture
+def games() -> type[Games]:
+    return Games
+
+
+# --- Threads, each with its own database connection ----------------------------------------
+
+
+@dataclass
+class Outcome:
+    value: Any = None
+    error: BaseException | None = None
+
+
+def run_together(jobs: Sequence[Callable[[], Any]], *, timeout: float = 30.0) -> list[Outcome]:
+    """Run each job in its own thread, all released at once by a barrier.
+
+    Each thread opens its own database connection before the barrier (so the race is
+    about the jobs, not about connecting) and closes it at the end. Returns what each job
+    returned or raised, in order.
+    """
+    barrier = threading.Barrier(len(jobs))
+    outcomes = [Outcome() for _ in jobs]
+
+    def run(index: int, job: Callable[[], Any]) -> None:
+        try:
+            connection.ensure_connection()
+            barrier.wait(timeout=timeout)
+            outcomes[index].value = job()
+        except BaseException as exc:  # reported to the test, which decides
+            outcomes[index].error = exc
+            barrier.abort()
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=run, args=(i, job), name=f"together-{i}", daemon=True)
+        for i, job in enumerate(jobs)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in threads if t.is_alive()]
+    assert not stuck, f"threads still running after {timeout}s: {stuck}"
+    return outcomes
+
+
+@pytest.fixture
+def together() -> Callable[..., list[Outcome]]:
+    """`together([job, ...])`: see run_together."""
+    return run_together
+
+
+def poll_until(
+    predicate: Callable[[], Any], *, timeout: float = 10.0, interval: float = 0.02
+) -> Any:
+    """Poll `predicate` until it returns something truthy (returned); fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"gave up waiting after {timeout}s", pytrace=True)
+        time.sleep(interval)
+
+
+@pytest.fixture
+def wait_until() -> Callable[..., Any]:
+    """`wait_until(predicate, timeout=10.0)`: see poll_until."""
+    return poll_until
+
+
+def other_backends() -> list[tuple[Any, ...]]:
+    """PostgreSQL sessions on the test database other than this thread's."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, application_name, state, query FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_type = 'client backend'"
+        )
+        return list(cursor.fetchall())
+
+
+@pytest.fixture
+def no_stray_connections(transactional_db: None) -> Iterator[None]:
+    """PostgreSQL: after the test, no other session is left on the test database.
+
+    Threads and embedded workers must close their connections, or the teardown's TRUNCATE
+    waits on them and the test database cannot be dropped at the end of the session.
+    """
+    yield
+    deadline = time.monotonic() + 5.0
+    while (left := other_backends()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not left, f"connections left open on the test database: {left}"
+
+
+@contextmanager
+def celery_conf(**values: Any) -> Iterator[Any]:
+    """Override some of the Celery app's configuration for a while; yields the app."""
+    from briscola_service.celery import app
+
+    saved = {key: app.conf[key] for key in values}
+    app.conf.update(values)
+    try:
+        yield app
+    finally:
+        app.conf.update(saved)
+
+
+@pytest.fixture
+def celery_settings() -> Callable[..., Any]:
+    """`with celery_settings(key=value, ...):` overrides the Celery app's configuration."""
+    return celery_conf
+
+
+@pytest.fixture
+def celery_eager() -> Iterator[None]:
+    """Celery tasks run in-process at .delay() (the default without REDIS_URL), even in CI.
+
+    Every test not marked `redis` has this already (see the autouse fixture below); ask for
+    it to say that a test depends on it.
+    """
+    with celery_conf(task_always_eager=True, task_eager_propagates=True):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _celery_in_process_unless_redis(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test runs Celery tasks in-process, as without REDIS_URL, also in CI.
+
+    CI sets REDIS_URL for the tests marked `redis`, which get the configured broker; the
+    others must behave as on a laptop (bot replies played at .delay()), not leave tasks on
+    a queue that no worker reads.
+    """
+    if request.node.get_closest_marker("redis") is not None:
+        yield
+        return
+    with celery_conf(task_always_eager=True, task_eager_propagates=True):
+        yield

@@ -25,9 +25,11 @@ slow machine.
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from games.rules import CARDS, SUITS, Card, Deal, SeatView
 
@@ -35,11 +37,13 @@ MARGIN_WEIGHT = 0.2 / 120
 """Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
 
 MAX_DETERMINIZATIONS = 300
-PLAYOUT_EPSILON = 0.1
+PLAYOUT_EPSILON = 0.0
 """Share of random cards in playouts, so the guesses do not all play out alike."""
 TIME_SHARE = 0.8
 """Share of the budget the search may use (the rest covers the last iteration)."""
-EXACT_MAX_PLIES = {2: 8, 4: 12}
+ENUMERATE_MAX = 40
+"""Visit every possible world instead of sampling when there are at most this many."""
+EXACT_MAX_PLIES = {2: 10, 4: 12}
 """Search a guessed deal exactly once at most this many cards remain to be played."""
 
 
@@ -61,10 +65,15 @@ def expert_bot(
     deadline = time.perf_counter() + budget_ms * TIME_SHARE / 1000.0
     totals = [0.0] * len(moves)
     cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
-    for iteration in range(cap):
+    # Few possible worlds: visit each once (exactly, no sampling noise); else sample.
+    worlds: Iterator[Deal]
+    if sampler.world_count() <= min(cap, ENUMERATE_MAX):
+        worlds = sampler.every_world()
+    else:
+        worlds = (sampler.sample(rng) for _ in range(cap))
+    for iteration, guess in enumerate(worlds):
         if iteration and time.perf_counter() > deadline:
             break
-        guess = sampler.sample(rng)
         for i, card in enumerate(moves):
             deal = guess.copy()
             deal.play(card)
@@ -73,8 +82,6 @@ def expert_bot(
             else:
                 _playout(deal, rng)
                 totals[i] += _score(deal, team)
-        if exact and sampler.fully_known:
-            break
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
 
@@ -110,14 +117,39 @@ class _Sampler:
         self.stock_hidden = view.stock_count - (1 if view.briscola_on_table else 0)
         if sum(self.need) + self.stock_hidden != len(self.unseen):
             raise ValueError("the view's counts do not add up: not a consistent view")
-        self.fully_known = len(self.unseen) <= 1 or (
-            self.stock_hidden == 0 and sum(1 for k in self.need if k) <= 1
-        )
+
+    def world_count(self) -> int:
+        """How many distinct deals of the unseen cards fit the view (stock order counts)."""
+        count = math.factorial(len(self.unseen))
+        for k in self.need:
+            count //= math.factorial(k)
+        return count
+
+    def every_world(self) -> Iterator[Deal]:
+        """Each distinct deal of the unseen cards once, in a fixed order."""
+        hidden = [s for s, fixed in enumerate(self.fixed) if fixed is None and self.need[s]]
+
+        def split(rest: list[Card], seats: list[int]) -> Iterator[list[Card]]:
+            if not seats:
+                for stock in itertools.permutations(rest):
+                    yield list(stock)
+                return
+            for hand in itertools.combinations(rest, self.need[seats[0]]):
+                left = [c for c in rest if c not in hand]
+                for tail in split(left, seats[1:]):
+                    yield list(hand) + tail
+
+        for order in split(self.unseen, hidden):
+            yield self._world(order)
 
     def sample(self, rng: random.Random) -> Deal:
-        view = self.view
         cards = self.unseen[:]
         rng.shuffle(cards)
+        return self._world(cards)
+
+    def _world(self, cards: list[Card]) -> Deal:
+        """The deal with ``cards`` given out in seat order, the rest as the stock."""
+        view = self.view
         hands: list[Sequence[Card]] = []
         at = 0
         for s, fixed in enumerate(self.fixed):
@@ -195,7 +227,7 @@ def _playout(deal: Deal, rng: random.Random) -> None:
         elif rand() < PLAYOUT_EPSILON:
             card = hand[int(rand() * len(hand))]
         else:
-            card = _policy_card(deal, hand)
+            card = POLICY(deal, hand)
         deal.play(card)
 
 
@@ -249,3 +281,30 @@ def _policy_card(deal: Deal, hand: list[Card]) -> Card:
         if on_table > 0 or cheapest_winner.suit != trump:
             return cheapest_winner
     return cheapest
+
+
+def _lead_cost(card: Card, trump: str) -> int:
+    """Leading: plain cards without points first, then figures, low trumps, aces and threes."""
+    if card.suit == trump:
+        return (80 if card.points == 0 else 300) + card.points * 10 + (10 - card.strength)
+    if card.points >= 10:
+        return 150 + card.points
+    return card.points * 10 + (10 - card.strength)
+
+
+_LEAD = {suit: {c: _lead_cost(c, suit) for c in CARDS} for suit in SUITS}
+
+
+def _policy_card_v2(deal: Deal, hand: list[Card]) -> Card:
+    """The greedy rules, but leading low trumps before aces and threes.
+
+    (Measured as a player on its own over 3,000 duplicate 2-player deals: 0.54 against
+    the greedy bot, where variants that also spared low trumps when discarding, or took
+    fewer tricks with trumps, scored 0.45-0.47.)
+    """
+    if not deal.table:
+        return min(hand, key=_LEAD[deal.trump].__getitem__)
+    return _policy_card(deal, hand)
+
+
+POLICY = _policy_card_v2
