@@ -143,7 +143,14 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
-BOT_LEVELS = env.list("BOT_LEVELS", default=["random", "greedy"])
+BOT_LEVELS = env.list("BOT_LEVELS", default=["random", "greedy", "expert"])
+# How long a searching bot (expert) may think per move, in milliseconds. The bot task's
+# time limits (CELERY_TASK_SOFT_TIME_LIMIT 20 s, CELERY_TASK_TIME_LIMIT 30 s) stay at least
+# ten times above the largest budget allowed here.
+BOT_THINK_MS = env.int("BOT_THINK_MS", default=100)
+BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
+if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
+    raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 
 # --- I18n, static ------------------------------------------------------------------------
 

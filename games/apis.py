@@ -72,11 +72,18 @@ class MatchListCreateApi(APIView):
     @extend_schema(
         operation_id="matches_create",
         tags=["matches"],
-        summary="Create a match; you take seat 0",
+        summary="Create a match; you take seat 0 (or, for an exhibition, no seat)",
         description=(
-            '`seats` lists seats 1.. in order: `{"bot": "random"|"greedy"}`, '
+            '`seats` lists seats 1.. in order: `{"bot": "random"|"greedy"|"expert"}`, '
             '`{"user": "<username>"}` (an invitation) or `"open"`. The match starts '
-            "as soon as every seat is taken."
+            "as soon as every seat is taken.\n\n"
+            "**Exhibitions** (bot-only matches, administrators only): list *every* seat, "
+            'seat 0 included, each a bot, e.g. `{"players": 2, "seats": [{"bot": "expert"}, '
+            '{"bot": "greedy"}]}`. The creator sits nowhere and watches as a spectator; '
+            "the bots play the whole match on their own (in the background with a Celery "
+            "worker; within this request when tasks run in-process). Errors: "
+            "`exhibition_admins_only` 403 for a user who is not staff, `invalid_match` "
+            "400 when a listed seat is not a bot."
         ),
         request=MatchCreateInput,
         responses={201: MatchDetailOutput, **ERRORS},

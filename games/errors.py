@@ -83,3 +83,9 @@ class NotMatchCreatorError(ServiceError):
     code = "not_match_creator"
     status = 403
     message = "Only the match's creator may do this."
+
+
+class ExhibitionAdminsOnlyError(ServiceError):
+    code = "exhibition_admins_only"
+    status = 403
+    message = "Only administrators may create a match with bots in every seat (an exhibition)."

@@ -9,11 +9,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
 from games import rules
+from games.bots import LEVELS as BOT_LOGIC
 from games.errors import (
     DealNotFoundError,
     DealNotOverError,
@@ -35,6 +37,11 @@ def deal_state(deal: Deal, *, moves: list[str] | None = None) -> rules.Deal:
     if moves is None:
         moves = list(Move.objects.filter(deal=deal).order_by("ply").values_list("card", flat=True))
     return rules.replay_moves(deal.match.players, deal.dealer, deck_for_seed(deal.seed), moves)
+
+
+def bot_levels_seatable() -> list[str]:
+    """The bot levels a match may seat: those of settings.BOT_LEVELS that games.bots knows."""
+    return [level for level in settings.BOT_LEVELS if level in BOT_LOGIC]
 
 
 def match_get(*, match_id: Any) -> Match:

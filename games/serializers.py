@@ -71,7 +71,11 @@ class MatchOptionsSerializer(StrictSerializer):
 class MatchCreateInput(StrictSerializer):
     players = serializers.ChoiceField(choices=[2, 4])
     format = serializers.ChoiceField(choices=MatchFormat.choices, default=MatchFormat.SINGLE)
-    seats = serializers.ListField(child=SeatSpecField(), max_length=3)
+    seats = serializers.ListField(
+        child=SeatSpecField(),
+        max_length=4,
+        help_text="Seats 1 onwards; or every seat, all bots, for an exhibition (admins only).",
+    )
     public = serializers.BooleanField(default=False)
     rated = serializers.BooleanField(default=False)
     options = MatchOptionsSerializer(required=False)

@@ -10,6 +10,8 @@ with ``transaction.on_commit``; if it is lost, ``sweep_pending_bot_moves`` finds
 from __future__ import annotations
 
 import logging
+import threading
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +27,7 @@ from games import rules
 from games.bots import choose_card
 from games.errors import (
     AlreadySeatedError,
+    ExhibitionAdminsOnlyError,
     InvalidMatchError,
     MatchNotJoinableError,
     MatchNotStartedError,
@@ -43,7 +46,7 @@ from games.models import (
     Move,
     Seat,
 )
-from games.selectors import deal_state, match_get, seat_of_user
+from games.selectors import bot_levels_seatable, deal_state, match_get, seat_of_user
 
 logger = logging.getLogger(__name__)
 
@@ -76,26 +79,42 @@ def match_create(
     rated: bool = False,
     partners_last_hand: bool = True,
 ) -> Match:
-    """Create a match with ``creator`` in seat 0; it starts once every seat is taken."""
+    """Create a match with ``creator`` in seat 0; it starts once every seat is taken.
+
+    ``seats`` lists seats 1 onwards. Listing every seat (seat 0 included), all bots,
+    makes an exhibition: administrators only, the creator sits nowhere, and the bots
+    play the whole match through the bot-reply chain.
+    """
     if players not in rules.PLAYER_COUNTS:
         raise InvalidMatchError("A match has 2 or 4 players.", details={"players": players})
     if format not in rules.FORMATS:
         raise InvalidMatchError(
             f"Unknown format; one of {', '.join(rules.FORMATS)}.", details={"format": format}
         )
-    if len(seats) != players - 1:
+    exhibition = len(seats) == players
+    if exhibition:
+        if any(spec.kind != "bot" for spec in seats):
+            raise InvalidMatchError(
+                f"Listing all {players} seats makes an exhibition, and every seat of an "
+                'exhibition is a bot ({"bot": level}); otherwise list seats 1 onwards.',
+                details={"seats": "an exhibition seats bots only"},
+            )
+        if not creator.is_staff:
+            raise ExhibitionAdminsOnlyError()
+    elif len(seats) != players - 1:
         raise InvalidMatchError(
             f"`seats` lists the other {players - 1} seat(s) in order (seat 1 onwards).",
             details={"seats": f"expected {players - 1}, got {len(seats)}"},
         )
+    first_listed = 0 if exhibition else 1
     users: list[User | None] = []
     invited: set[str] = set()
     bots_of_level: dict[str, int] = {}
-    for number, spec in enumerate(seats, start=1):
+    for number, spec in enumerate(seats, start=first_listed):
         if spec.kind == "bot":
-            if spec.value not in settings.BOT_LEVELS:
+            if spec.value not in bot_levels_seatable():
                 raise InvalidMatchError(
-                    f"Unknown bot level {spec.value!r}; one of {', '.join(settings.BOT_LEVELS)}.",
+                    f"Unknown bot level {spec.value!r}; one of {', '.join(bot_levels_seatable())}.",
                     details={"seat": number, "bot": spec.value},
                 )
             bots_of_level[spec.value] = bots_of_level.get(spec.value, 0) + 1
@@ -126,8 +145,9 @@ def match_create(
             rated=rated,
             created_by=creator,
         )
-        Seat.objects.create(match=match, number=0, user=creator, joined_at=now)
-        for number, (spec, user) in enumerate(zip(seats, users, strict=True), start=1):
+        if not exhibition:
+            Seat.objects.create(match=match, number=0, user=creator, joined_at=now)
+        for number, (spec, user) in enumerate(zip(seats, users, strict=True), start=first_listed):
             Seat.objects.create(
                 match=match,
                 number=number,
@@ -344,8 +364,38 @@ def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = N
     transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply))
 
 
+# Bot replies waiting to run in this thread, while an in-process (eager) reply runs.
+_in_process = threading.local()
+
+
 def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
-    """Send the bot task; a broker failure is logged, not raised (the sweep retries)."""
+    """Send the bot task; a broker failure is logged, not raised (the sweep retries).
+
+    Without a broker (``task_always_eager``) the task runs here, in-process. Each bot
+    move queues the next reply when it commits, so a table of bots would nest one reply
+    inside the last until the stack overflows (an exhibition plays hundreds of moves);
+    instead the outermost call runs the replies one after another, and the nested calls
+    only hand theirs to it.
+    """
+    from games.tasks import bot_play
+
+    if not bot_play.app.conf.task_always_eager:
+        return _bot_reply_send(deal_id, ply)
+    pending: deque[tuple[int, int]] | None = getattr(_in_process, "pending", None)
+    if pending is not None:  # a reply is running further up this thread's stack
+        pending.append((deal_id, ply))
+        return True
+    _in_process.pending = pending = deque([(deal_id, ply)])
+    sent = True
+    try:
+        while pending:
+            sent = _bot_reply_send(*pending.popleft()) and sent
+    finally:
+        del _in_process.pending
+    return sent
+
+
+def _bot_reply_send(deal_id: int, ply: int) -> bool:
     from games.tasks import bot_play
 
     try:
@@ -359,8 +409,13 @@ def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
 def bot_move_play(*, deal_id: int, ply: int) -> bool:
     """Play the bot's card in deal ``deal_id`` if the deal is still at ``ply``.
 
-    Safe to run twice or late: a deal that moved on, ended, or is not waiting on a bot
-    is left alone (returns False). The bot sees only its seat's view.
+    The bot thinks OUTSIDE the match lock, so nobody waits behind its thinking: the deal
+    is read without a lock, the bot chooses from its seat's view within
+    ``settings.BOT_THINK_MS``, and only then does :func:`move_play` take the lock, with
+    the ply and deal id the bot saw. Whatever got in meanwhile (a resignation, a
+    duplicate task, the next deal) makes the bot's move stale, and it is dropped. Safe
+    to run twice or late: a deal that moved on, ended, or is not waiting on a bot is
+    left alone (returns False). The bot sees only its seat's view.
     """
     deal = Deal.objects.select_related("match").filter(pk=deal_id).first()
     if deal is None or deal.status != DealStatus.ACTIVE:
@@ -373,7 +428,9 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     if bot is None or not bot.is_bot:
         return False
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
-    card = choose_card(bot.bot_level, view, seed=f"{deal.pk}:{ply}")
+    card = choose_card(
+        bot.bot_level, view, seed=f"{deal.pk}:{ply}", budget_ms=settings.BOT_THINK_MS
+    )
     try:
         move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply, deal_id=deal.pk)
     except (StalePlyError, MatchOverError, rules.IllegalMoveError):

@@ -9,7 +9,12 @@ from games import services
 
 @shared_task(name="games.tasks.bot_play", acks_late=True, ignore_result=True)
 def bot_play(deal_id: int, ply: int) -> bool:
-    """Play a bot's card if the deal still waits for it at ``ply`` (else do nothing)."""
+    """Play a bot's card if the deal still waits for it at ``ply`` (else do nothing).
+
+    The bot thinks for at most ``settings.BOT_THINK_MS`` (see services.bot_move_play);
+    the task's time limits (CELERY_TASK_SOFT_TIME_LIMIT, CELERY_TASK_TIME_LIMIT) are
+    seconds, far above that budget.
+    """
     return services.bot_move_play(deal_id=deal_id, ply=ply)
 
 

@@ -155,3 +155,48 @@ def test_schema_generates_without_warnings(tmp_path: Path) -> None:
     call_command(
         "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml")
     )
+
+
+def _settings_in_subprocess(code: str, **env_overrides: str) -> subprocess.CompletedProcess[str]:
+    env: dict[str, Any] = {
+        k: v for k, v in os.environ.items() if k not in ("BOT_LEVELS", "BOT_THINK_MS")
+    }
+    env.update(env_overrides)
+    return subprocess.run(
+        [sys.executable, "-c", f"import briscola_service.settings as s; {code}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_bot_defaults_include_expert_with_a_100_ms_budget() -> None:
+    result = _settings_in_subprocess("print(s.BOT_LEVELS, s.BOT_THINK_MS)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['random', 'greedy', 'expert'] 100"
+    result = _settings_in_subprocess("print(s.BOT_THINK_MS)", BOT_THINK_MS="250")
+    assert result.stdout.strip() == "250"
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "100000"])
+def test_bot_think_ms_out_of_range_is_refused(value: str) -> None:
+    result = _settings_in_subprocess("", BOT_THINK_MS=value)
+    assert result.returncode != 0
+    assert "BOT_THINK_MS must be between" in result.stderr
+
+
+def test_bot_task_time_limits_stay_well_above_the_think_budget() -> None:
+    budget_s = settings.BOT_THINK_MS_MAX / 1000
+    assert settings.BOT_THINK_MS <= settings.BOT_THINK_MS_MAX
+    assert 10 * budget_s <= settings.CELERY_TASK_SOFT_TIME_LIMIT
+    assert settings.CELERY_TASK_TIME_LIMIT > settings.CELERY_TASK_SOFT_TIME_LIMIT
+
+
+@pytest.mark.django_db
+def test_ensure_bots_creates_the_expert(settings: Any) -> None:
+    settings.BOT_LEVELS = ["random", "greedy", "expert"]
+    call_command("ensure_bots")
+    expert = User.objects.get(username="bot-expert")
+    assert expert.is_bot and expert.bot_level == "expert"

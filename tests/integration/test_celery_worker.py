@@ -118,3 +118,37 @@ def test_bot_reply_is_played_by_a_real_worker(
     assert run["thread"] != threading.get_ident()
     bot_plies = {ply for ply, seat, _ in log if seat == BOT_SEAT}
     assert {r["args"][1] for r in tasks_run if r["retval"] is True} == bot_plies
+
+
+def test_an_exhibition_is_played_to_the_end_by_a_real_worker(
+    user_factory: Any,
+    auth_client: Any,
+    wait_until: Any,
+    celery_worker: Any,
+    tasks_run: list[dict[str, Any]],
+    settings: Any,
+) -> None:
+    """Bots only: the create request queues the first reply and returns at once; each
+    move the worker plays queues the next, until the match is over."""
+    settings.BOT_THINK_MS = 5
+    admin = user_factory(is_staff=True)
+    client = auth_client(admin)
+    response = client.post(
+        "/api/v1/matches",
+        {"players": 2, "seats": [{"bot": "expert"}, {"bot": "greedy"}]},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "active" and body["your_seat"] is None  # not played inline
+    match = Match.objects.get(pk=body["id"])
+
+    def finished() -> bool:
+        match.refresh_from_db()
+        return match.status == "finished"
+
+    wait_until(finished, timeout=60.0)
+    assert Move.objects.filter(deal__match=match).count() == 40
+    wait_until(lambda: sum(r["retval"] is True for r in tasks_run) == 40, timeout=5.0)
+    assert all(r["task"] == "games.tasks.bot_play" for r in tasks_run)
+    assert threading.get_ident() not in {r["thread"] for r in tasks_run}
