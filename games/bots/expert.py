@@ -43,7 +43,9 @@ TIME_SHARE = 0.8
 """Share of the budget the search may use (the rest covers the last iteration)."""
 ENUMERATE_MAX = 40
 """Visit every possible world instead of sampling when there are at most this many."""
-EXACT_MAX_PLIES = {2: 10, 4: 12}
+EXACT_MAX_PLIES = {2: 14, 4: 12}
+ENDGAME = "model"
+OWN_DEPTH = 0
 """Search a guessed deal exactly once at most this many cards remain to be played."""
 
 
@@ -78,9 +80,15 @@ def expert_bot(
             deal = guess.copy()
             deal.play(card)
             if exact:
-                totals[i] += _solve(deal, team, -1e9, 1e9)
+                totals[i] += (
+                    _solve_against_model(deal, team)
+                    if ENDGAME == "model"
+                    else _solve(deal, team, -1e9, 1e9)
+                )
+            elif OWN_DEPTH:
+                totals[i] += _solve_against_model(deal, team, OWN_DEPTH, rng)
             else:
-                _playout(deal, rng)
+                _playout(deal, rng, team)
                 totals[i] += _score(deal, team)
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
@@ -209,6 +217,33 @@ def _solve(deal: Deal, team: int, alpha: float, beta: float) -> float:
     return value
 
 
+def _solve_against_model(
+    deal: Deal, team: int, depth: int = 99, rng: random.Random | None = None
+) -> float:
+    """Best value for ``team`` of a known position when the other team plays by
+    OTHERS_POLICY: the team's next ``depth`` choices are searched, the others' are
+    predicted, and past ``depth`` a playout finishes the deal. Changes ``deal``."""
+    while deal.turn is not None and (deal.turn & 1) != team:
+        deal.play(OTHERS_POLICY(deal, deal.hands[deal.turn]))
+    turn = deal.turn
+    if turn is None:
+        return _score(deal, team)
+    hand = deal.hands[turn]
+    if len(hand) == 1:
+        deal.play(hand[0])
+        return _solve_against_model(deal, team, depth, rng)
+    if depth <= 0:
+        assert rng is not None
+        _playout(deal, rng, team)
+        return _score(deal, team)
+    value = -1e9
+    for card in hand:
+        child = deal.copy()
+        child.play(card)
+        value = max(value, _solve_against_model(child, team, depth - 1, rng))
+    return value
+
+
 def _ordered(deal: Deal, hand: list[Card]) -> list[Card]:
     """Likely-best cards first (the policy's choice), for earlier cut-offs."""
     if len(hand) < 2:
@@ -217,17 +252,21 @@ def _ordered(deal: Deal, hand: list[Card]) -> list[Card]:
     return [first] + [c for c in hand if c is not first]
 
 
-def _playout(deal: Deal, rng: random.Random) -> None:
-    """Play the deal to its end with the rule-based policy, a little randomised."""
+def _playout(deal: Deal, rng: random.Random, team: int) -> None:
+    """Play the deal to its end: the team's seats with OWN_POLICY, the others with
+    OTHERS_POLICY (a model of a typical rule-based opponent)."""
     rand = rng.random
     while deal.turn is not None:
-        hand = deal.hands[deal.turn]
+        turn = deal.turn
+        hand = deal.hands[turn]
         if len(hand) == 1:
             card = hand[0]
         elif rand() < PLAYOUT_EPSILON:
             card = hand[int(rand() * len(hand))]
+        elif (turn & 1) == team:
+            card = OWN_POLICY(deal, hand)
         else:
-            card = POLICY(deal, hand)
+            card = OTHERS_POLICY(deal, hand)
         deal.play(card)
 
 
@@ -307,4 +346,5 @@ def _policy_card_v2(deal: Deal, hand: list[Card]) -> Card:
     return _policy_card(deal, hand)
 
 
-POLICY = _policy_card_v2
+OWN_POLICY = _policy_card_v2
+OTHERS_POLICY = _policy_card
