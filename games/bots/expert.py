@@ -1,26 +1,28 @@
-"""The expert: determinized Monte Carlo search with card tracking and exact endgames.
+"""The expert: determinized Monte Carlo search with card tracking and an opponent model.
 
 From the seat's view alone it works out which cards are still unseen (card tracking:
 what is in no known hand, not played and not the face-up briscola), and where the
 briscola is (still under the stock, or in the hand of the player who drew it). It then
-repeatedly *determinizes*: deals the unseen cards at random into the other hands and
-the stock, consistently with every count the view shows, and scores each legal card on
-that guess:
+*determinizes*: deals the unseen cards into the other hands and the stock, consistently
+with every count the view shows -- every possible way once when there are few, else at
+random -- and scores each legal card on each guess:
 
-* while the stock is large, by a playout to the end of the deal with a fast rule-based
-  policy for every seat (common random numbers: every candidate card is scored on the
-  same guesses, so their difference is measured, not the luck of the guess);
-* once few cards are left, by exact alpha-beta search of the guessed deal to its end
-  (in a 2-player deal with an empty stock nothing is hidden any more, so this is a
-  perfect solution).
+* while many cards remain, by a playout to the end of the deal: the bot's own team plays
+  a sharpened version of the greedy rules, the other team is modelled by the plain
+  greedy rules of a sensible rule-based player; every candidate card is scored on the
+  same guesses (common random numbers), so their difference is measured, not the luck
+  of the guess;
+* once at most 14 cards (2 players) or 12 (4 players) remain, by searching every choice
+  of its own team to the end of the guessed deal against that model of the opponents
+  (in a 2-player deal with an empty stock nothing is hidden any more).
 
 The score of a finished deal is the result for the seat's team (win 1, draw 1/2, loss 0)
 plus a small share of the point margin, so the bot plays to win the deal and, among
 equally sure wins or losses, for points. It plays for its team in 4-player deals.
 
-The search is bounded both by an iteration cap (which makes the choice a pure function
-of the view and the seed) and by the time budget, a safety net that ends it early on a
-slow machine.
+The search stops at an iteration cap or when its share of the time budget is spent,
+whichever comes first. When the cap ends it (tests pass a small cap and a large budget)
+the choice is a pure function of the view and the seed.
 """
 
 from __future__ import annotations
@@ -37,16 +39,13 @@ MARGIN_WEIGHT = 0.2 / 120
 """Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
 
 MAX_DETERMINIZATIONS = 300
-PLAYOUT_EPSILON = 0.0
-"""Share of random cards in playouts, so the guesses do not all play out alike."""
+"""More did not help: 600 scored 0.70 against greedy where 300 scored 0.72 (300 pairs)."""
 TIME_SHARE = 0.8
 """Share of the budget the search may use (the rest covers the last iteration)."""
 ENUMERATE_MAX = 40
 """Visit every possible world instead of sampling when there are at most this many."""
 EXACT_MAX_PLIES = {2: 14, 4: 12}
-ENDGAME = "model"
-OWN_DEPTH = 0
-"""Search a guessed deal exactly once at most this many cards remain to be played."""
+"""Search a guessed deal to its end once at most this many cards remain to be played."""
 
 
 def expert_bot(
@@ -80,15 +79,9 @@ def expert_bot(
             deal = guess.copy()
             deal.play(card)
             if exact:
-                totals[i] += (
-                    _solve_against_model(deal, team)
-                    if ENDGAME == "model"
-                    else _solve(deal, team, -1e9, 1e9)
-                )
-            elif OWN_DEPTH:
-                totals[i] += _solve_against_model(deal, team, OWN_DEPTH, rng)
+                totals[i] += _solve_against_model(deal, team)
             else:
-                _playout(deal, rng, team)
+                _playout(deal, team)
                 totals[i] += _score(deal, team)
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
@@ -190,39 +183,17 @@ def _score(deal: Deal, team: int) -> float:
     return result + (mine - other) * MARGIN_WEIGHT
 
 
-def _solve(deal: Deal, team: int, alpha: float, beta: float) -> float:
-    """Exact value of a fully known position for ``team`` (alpha-beta)."""
-    turn = deal.turn
-    if turn is None:
-        return _score(deal, team)
-    hand = deal.hands[turn]
-    if (turn & 1) == team:
-        value = -1e9
-        for card in _ordered(deal, hand):
-            child = deal.copy()
-            child.play(card)
-            value = max(value, _solve(child, team, alpha, beta))
-            alpha = max(alpha, value)
-            if alpha >= beta:
-                break
-        return value
-    value = 1e9
-    for card in _ordered(deal, hand):
-        child = deal.copy()
-        child.play(card)
-        value = min(value, _solve(child, team, alpha, beta))
-        beta = min(beta, value)
-        if alpha >= beta:
-            break
-    return value
-
-
-def _solve_against_model(
-    deal: Deal, team: int, depth: int = 99, rng: random.Random | None = None
-) -> float:
+def _solve_against_model(deal: Deal, team: int) -> float:
     """Best value for ``team`` of a known position when the other team plays by
-    OTHERS_POLICY: the team's next ``depth`` choices are searched, the others' are
-    predicted, and past ``depth`` a playout finishes the deal. Changes ``deal``."""
+    OTHERS_POLICY: the team's choices are searched, the others' predicted. Changes
+    ``deal``.
+
+    Against a predicted opponent only the team's own choices branch, so the search
+    reaches the end of the deal from much earlier than minimax could; it also plays for
+    the opponent's likely mistakes instead of fearing its best replies. (Over 300
+    duplicate 2-player pairs against greedy: minimax over the last 10 cards 0.72, this
+    over the last 12 0.78, over the last 14 0.79, over the last 16 0.78.)
+    """
     while deal.turn is not None and (deal.turn & 1) != team:
         deal.play(OTHERS_POLICY(deal, deal.hands[deal.turn]))
     turn = deal.turn
@@ -231,38 +202,25 @@ def _solve_against_model(
     hand = deal.hands[turn]
     if len(hand) == 1:
         deal.play(hand[0])
-        return _solve_against_model(deal, team, depth, rng)
-    if depth <= 0:
-        assert rng is not None
-        _playout(deal, rng, team)
-        return _score(deal, team)
+        return _solve_against_model(deal, team)
     value = -1e9
     for card in hand:
         child = deal.copy()
         child.play(card)
-        value = max(value, _solve_against_model(child, team, depth - 1, rng))
+        value = max(value, _solve_against_model(child, team))
     return value
 
 
-def _ordered(deal: Deal, hand: list[Card]) -> list[Card]:
-    """Likely-best cards first (the policy's choice), for earlier cut-offs."""
-    if len(hand) < 2:
-        return list(hand)
-    first = _policy_card(deal, hand)
-    return [first] + [c for c in hand if c is not first]
-
-
-def _playout(deal: Deal, rng: random.Random, team: int) -> None:
+def _playout(deal: Deal, team: int) -> None:
     """Play the deal to its end: the team's seats with OWN_POLICY, the others with
-    OTHERS_POLICY (a model of a typical rule-based opponent)."""
-    rand = rng.random
+    OTHERS_POLICY (a model of a typical rule-based opponent). Deterministic: the
+    randomness is in the guess of the hidden cards. (Playing 10% of the cards at random
+    instead scored 0.61 against greedy where this scored 0.66, over 150 pairs.)"""
     while deal.turn is not None:
         turn = deal.turn
         hand = deal.hands[turn]
         if len(hand) == 1:
             card = hand[0]
-        elif rand() < PLAYOUT_EPSILON:
-            card = hand[int(rand() * len(hand))]
         elif (turn & 1) == team:
             card = OWN_POLICY(deal, hand)
         else:
