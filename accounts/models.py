@@ -4,6 +4,8 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
 
+from accounts.ratings import display_rating, is_provisional
+
 
 class User(AbstractUser):
     is_bot = models.BooleanField(default=False)
@@ -20,3 +22,123 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.username
+
+
+# --- Ratings -------------------------------------------------------------------------------
+# Matches live in the games app, which accounts never imports: a rating change names its
+# match by id only (no foreign key), and the services in games feed accounts.ratings.
+
+
+class RatingCategory(models.TextChoices):
+    ONE_V_ONE = "1v1", "1v1 (2 players)"
+    TWO_V_TWO = "2v2", "2v2 (4 players, partnerships)"
+
+
+class Rating(models.Model):
+    """A player's current OpenSkill rating in one category (see accounts.ratings)."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="ratings")
+    category = models.CharField(max_length=8, choices=RatingCategory.choices)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+    # The last match applied, in finish order (finished_at, then match id).
+    last_match_id = models.UUIDField(null=True, blank=True)
+    last_match_finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["category", "-mu"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "category"], name="rating_one_per_category"),
+        ]
+        indexes = [models.Index(fields=["category", "-mu"], name="rating_leaderboard")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.category}: {self.display}"
+
+    @property
+    def display(self) -> int:
+        return display_rating(self.mu)
+
+    @property
+    def provisional(self) -> bool:
+        return is_provisional(self.sigma)
+
+
+class RatingChange(models.Model):
+    """One player's rating change from one rated match: written exactly once.
+
+    UNIQUE (user, match_id) is the last guard: a task run twice, two tasks at once or a
+    worker that died half-way can never record a match twice for a player.
+    """
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="rating_changes")
+    category = models.CharField(max_length=8, choices=RatingCategory.choices)
+    match_id = models.UUIDField(db_index=True, help_text="games.Match id (no foreign key).")
+    match_finished_at = models.DateTimeField()
+    result = models.CharField(
+        max_length=8, choices=[("win", "Win"), ("draw", "Draw"), ("loss", "Loss")]
+    )
+    mu_before = models.FloatField()
+    sigma_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_after = models.FloatField()
+    rating_before = models.IntegerField(help_text="Display rating before the match.")
+    rating_after = models.IntegerField(help_text="Display rating after the match.")
+    counted_in_stats = models.BooleanField(
+        default=False, help_text="Added to PlayerStats by the periodic aggregation."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user", "category", "match_finished_at", "match_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "match_id"], name="rating_change_once"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["user", "category", "match_finished_at"], name="rating_change_history"
+            ),
+            models.Index(
+                fields=["id"],
+                condition=Q(counted_in_stats=False),
+                name="rating_change_not_counted",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.category} {self.rating_before}->{self.rating_after}"
+
+    @property
+    def rating_diff(self) -> int:
+        return self.rating_after - self.rating_before
+
+
+class PlayerStats(models.Model):
+    """Per-category statistics over the rated matches applied (aggregated by a beat job)."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="stats")
+    category = models.CharField(max_length=8, choices=RatingCategory.choices)
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    deals_played = models.PositiveIntegerField(default=0)
+    deals_won = models.PositiveIntegerField(default=0)
+    points = models.PositiveIntegerField(default=0, help_text="Card points of finished deals.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["user", "category"]
+        verbose_name_plural = "player stats"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "category"], name="player_stats_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.category}: {self.games} games"
+
+    @property
+    def points_per_deal(self) -> float | None:
+        return round(self.points / self.deals_played, 2) if self.deals_played else None

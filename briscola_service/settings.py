@@ -130,6 +130,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "games.tasks.sweep_pending_bot_moves",
         "schedule": 30.0,
     },
+    "ratings-sweep": {
+        "task": "games.tasks.ratings_sweep",
+        "schedule": 60.0,
+    },
 }
 
 # --- Auth --------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from games.models import Deal, Match, Move, Seat
 
@@ -89,6 +91,12 @@ class DealAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("status", "match__players")
     search_fields = ("match__id", "commitment")
     inlines = [MoveInline]
+    readonly_fields = ("replay_link",)
+
+    @admin.display(description="Replay")
+    def replay_link(self, obj: Deal) -> str:
+        url = reverse("replay-page", kwargs={"deal_id": obj.pk})
+        return format_html('<a href="{}">Replay this deal step by step</a>', url)
 
 
 @admin.register(Move)
@@ -96,3 +104,6 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("id", "deal", "ply", "seat", "card", "created_at")
     list_filter = ("seat",)
     search_fields = ("deal__match__id", "card")
+
+
+from games import rating_admin  # noqa: E402, F401  (Rating, RatingChange, PlayerStats)

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import User
+from accounts.rating_selectors import rating_change_json, rating_changes_by_match
 from games import rules
 from games.bots import LEVELS as BOT_LOGIC
 from games.errors import (
@@ -178,6 +179,7 @@ def match_detail_for_user(*, match: Match, user: User) -> JSON:
     deals = list(match.deals.order_by("number"))
     data = match_summary(match, seats)
     data["your_seat"] = seat.number if seat else None
+    data["rating_changes"] = match_rating_changes(match, seats)
     data["deals"] = [deal_summary(d) for d in deals]
     data["current_deal"] = None
     if deals:
@@ -187,6 +189,20 @@ def match_detail_for_user(*, match: Match, user: User) -> JSON:
             current, deal_state(current), seat=seat.number if seat else None
         )
     return data
+
+
+def match_rating_changes(match: Match, seats: list[Seat]) -> list[JSON]:
+    """Each seat's rating change, once a finished rated match has been rated (else [])."""
+    if not match.rated or match.status != MatchStatus.FINISHED:
+        return []
+    changes = rating_changes_by_match([match.pk]).get(match.pk, {})
+    out = []
+    for seat in seats:
+        change = changes.get(seat.user_id) if seat.user_id is not None else None
+        if change is None or seat.user is None:
+            continue
+        out.append({"seat": seat.number, "user": seat.user.username, **rating_change_json(change)})
+    return out
 
 
 def match_events_for_user(*, match: Match, user: User, after: int = 0) -> JSON:

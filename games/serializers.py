@@ -188,8 +188,27 @@ class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
     end_reason = serializers.CharField(allow_null=True)
 
 
+class RatingChangeOutput(serializers.Serializer):  # type: ignore[type-arg]
+    match = serializers.UUIDField()
+    category = serializers.CharField(help_text="`1v1` or `2v2`.")
+    finished_at = serializers.DateTimeField()
+    result = serializers.ChoiceField(choices=["win", "draw", "loss"])
+    rating_before = serializers.IntegerField()
+    rating_after = serializers.IntegerField()
+    diff = serializers.IntegerField()
+    provisional = serializers.BooleanField(help_text="The rating after is still provisional.")
+
+
+class SeatRatingChangeOutput(RatingChangeOutput):
+    seat = serializers.IntegerField()
+    user = serializers.CharField()
+
+
 class MatchDetailOutput(MatchSummaryOutput):
     your_seat = serializers.IntegerField(allow_null=True)
+    rating_changes = SeatRatingChangeOutput(
+        many=True, help_text="A finished rated match: each player's rating change, once rated."
+    )
     deals = DealSummaryOutput(many=True)
     current_deal = DealViewOutput(allow_null=True)
 

@@ -46,6 +46,7 @@ from games.models import (
     Move,
     Seat,
 )
+from games.rating_services import match_rating_queue_on_commit
 from games.selectors import bot_levels_seatable, deal_state, match_get, seat_of_user
 
 logger = logging.getLogger(__name__)
@@ -319,6 +320,8 @@ def _deal_finish(match: Match, deal: Deal, state: rules.Deal) -> None:
     match.save(update_fields=fields)
     if not counted.is_over:
         _deal_start(match, counted)
+    else:
+        match_rating_queue_on_commit(match)
 
 
 def match_resign(*, match_id: object, user: User) -> Match:
@@ -345,6 +348,7 @@ def match_resign(*, match_id: object, user: User) -> Match:
         match.end_reason = EndReason.RESIGNED
         match.finished_at = now
         match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
+        match_rating_queue_on_commit(match)
     return match
 
 

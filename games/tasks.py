@@ -22,3 +22,28 @@ def bot_play(deal_id: int, ply: int) -> bool:
 def sweep_pending_bot_moves() -> int:
     """Periodic: queue again the bot replies that were never delivered."""
     return services.bot_moves_sweep()
+
+
+@shared_task(name="games.tasks.rate_match", acks_late=True, ignore_result=True)
+def rate_match(match_id: str) -> int:
+    """Record the rating changes of a finished rated match, exactly once (and any earlier
+    finished match of its players still waiting for its own)."""
+    from games import rating_services
+
+    return rating_services.match_ratings_apply(match_id=match_id)
+
+
+@shared_task(name="games.tasks.ratings_sweep", ignore_result=True)
+def ratings_sweep() -> list[int]:
+    """Periodic: re-queue rated matches never rated; add new results to player statistics."""
+    from games import rating_services
+
+    return list(rating_services.ratings_sweep())
+
+
+@shared_task(name="games.tasks.ratings_recompute", ignore_result=True)
+def ratings_recompute() -> int:
+    """Rebuild all ratings and statistics from the match history (admin action)."""
+    from games import rating_services
+
+    return rating_services.ratings_recompute().games

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from games import apis
+from games import apis, player_apis
+from games.replay_apis import (
+    DealExportApi,
+    DealReplayApi,
+    DealVerifyApi,
+    MatchExportApi,
+    RecordCheckApi,
+)
 
 urlpatterns = [
     path("matches", apis.MatchListCreateApi.as_view(), name="matches"),
@@ -11,4 +18,21 @@ urlpatterns = [
     path("matches/<str:match_id>/resign", apis.MatchResignApi.as_view(), name="match-resign"),
     path("matches/<str:match_id>/events", apis.MatchEventsApi.as_view(), name="match-events"),
     path("deals/<int:deal_id>", apis.DealRecordApi.as_view(), name="deal-detail"),
+    path("players/<str:username>", player_apis.PlayerDetailApi.as_view(), name="player-detail"),
+    path(
+        "players/<str:username>/rating-history",
+        player_apis.PlayerRatingHistoryApi.as_view(),
+        name="player-rating-history",
+    ),
+    path(
+        "players/<str:username>/matches",
+        player_apis.PlayerMatchesApi.as_view(),
+        name="player-matches",
+    ),
+    path("leaderboard", player_apis.LeaderboardApi.as_view(), name="leaderboard"),
+    path("deals/<int:deal_id>/replay", DealReplayApi.as_view(), name="deal-replay"),
+    path("deals/<int:deal_id>/verify", DealVerifyApi.as_view(), name="deal-verify"),
+    path("deals/<int:deal_id>/export", DealExportApi.as_view(), name="deal-export"),
+    path("matches/<str:match_id>/export", MatchExportApi.as_view(), name="match-export"),
+    path("records/check", RecordCheckApi.as_view(), name="records-check"),
 ]

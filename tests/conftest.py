@@ -1,7 +1,8 @@
 """Shared fixtures, and the policy for tests that need real services.
 
 Tests marked `postgres` run only on PostgreSQL (DATABASE_URL=postgres://...), tests marked
-`redis` only when REDIS_URL answers PING. Elsewhere they are skipped with the reason, unless
+`redis` only when REDIS_URL answers PING, tests marked `browser` only with Chromium at
+/usr/bin/chromium and the playwright package. Elsewhere they are skipped with the reason, unless
 BRISCOLA_REQUIRE_SERVICES=1 (as in CI), where a missing service fails them.
 
 On PostgreSQL the test database lets TRUNCATE through the move log's trigger (see
@@ -60,11 +61,26 @@ def _postgres_unavailable_reason() -> str | None:
     return None
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+@cache
+def _browser_unavailable_reason() -> str | None:
+    if not os.path.exists(CHROMIUM):
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     checks: list[tuple[str, Callable[[], str | None]]] = [
         ("postgres", _postgres_unavailable_reason),
         ("redis", _redis_unavailable_reason),
+        ("browser", _browser_unavailable_reason),
     ]
     for marker, unavailable_reason in checks:
         if item.get_closest_marker(marker) is None:

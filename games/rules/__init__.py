@@ -31,7 +31,16 @@ from .errors import (
     RulesError,
 )
 from .match import FORMATS, Match
-from .records import RECORD_FORMAT, DealRecord, Replay, replay_record
+from .records import (
+    RECORD_FORMAT,
+    Check,
+    DealRecord,
+    RecordResult,
+    Replay,
+    record_text,
+    replay_record,
+    verify_record,
+)
 from .shuffle import (
     SHUFFLE_ALGORITHM,
     first_dealer,
@@ -62,6 +71,7 @@ __all__ = [
     "WINNING_POINTS",
     "Card",
     "CardNotInHandError",
+    "Check",
     "Deal",
     "DealNotOverError",
     "DealOverError",
@@ -75,6 +85,7 @@ __all__ = [
     "MatchOverError",
     "NotYourTurnError",
     "RecordError",
+    "RecordResult",
     "Replay",
     "RulesError",
     "SeatView",
@@ -86,6 +97,7 @@ __all__ = [
     "new_seed",
     "parse_card",
     "parse_cards",
+    "record_text",
     "replay_moves",
     "replay_record",
     "seat_view",
@@ -94,4 +106,5 @@ __all__ = [
     "spectator_view",
     "team_of",
     "trick_winner_index",
+    "verify_record",
 ]

@@ -272,16 +272,18 @@ def full_view(deal: Deal, *, before_end: bool = False) -> FullView:
     )
 
 
-def deal_events(deal: Deal, seat: int | None) -> list[JSON]:
+def deal_events(deal: Deal, seat: int | None, *, before_end: bool = False) -> list[JSON]:
     """What happened in the deal, in order, as ``seat`` may know it.
 
     Every viewer gets the same number of events in the same order (so an event's
     position is a stable id); only the card in a ``hand_dealt`` or ``card_drawn`` event
     is hidden (``null``) from the other seats while the deal is played. The face-up
-    briscola is public, so its draw shows the card to everyone.
+    briscola is public, so its draw shows the card to everyone. ``before_end`` shows every
+    card although the deal is not over, as :func:`full_view` does: for the paths that may
+    see everything (an administrator's, or a deal that ended early and was abandoned).
     """
     n = deal.players
-    over = deal.is_over
+    over = deal.is_over or before_end
 
     def known(owner: int) -> bool:
         return over or owner == seat
@@ -337,7 +339,7 @@ def deal_events(deal: Deal, seat: int | None) -> list[JSON]:
             {"type": "card_played", "ply": ply, "seat": (deal.leader + i) % n, "card": card.code}
         )
         ply += 1
-    if over:
+    if deal.is_over:
         events.append(
             {
                 "type": "deal_ended",

@@ -1,0 +1,121 @@
+"""The players and leaderboard API: ratings, rating history, statistics, matches."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts import rating_selectors
+from accounts.ratings import CATEGORIES, CATEGORY_1V1, display_rating
+from briscola_service.pagination import StandardPagination
+from games import player_selectors
+from games.apis import ERRORS, _query
+from games.player_serializers import (
+    CategoryFilter,
+    LeaderboardEntryOutput,
+    PageFilter,
+    PlayerMatchOutput,
+    PlayerOutput,
+)
+from games.serializers import RatingChangeOutput
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", int),
+    OpenApiParameter("page_size", int, description="At most 100."),
+]
+
+
+def _category_parameter(description: str) -> OpenApiParameter:
+    return OpenApiParameter("category", str, enum=list(CATEGORIES), description=description)
+
+
+class PlayerDetailApi(APIView):
+    @extend_schema(
+        operation_id="players_retrieve",
+        tags=["players"],
+        summary="A player's ratings per category (with the provisional flag) and statistics",
+        responses={200: PlayerOutput, **ERRORS},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        PageFilter(data={}).is_valid(raise_exception=True)
+        player = rating_selectors.player_get(username=username)
+        data = {
+            "username": player.username,
+            "is_bot": player.is_bot,
+            "bot_level": player.bot_level or None,
+            "date_joined": player.date_joined,
+            "ratings": rating_selectors.player_ratings(player),
+            "stats": rating_selectors.player_stats(player),
+        }
+        return Response(PlayerOutput(data).data)
+
+
+class PlayerRatingHistoryApi(APIView):
+    @extend_schema(
+        operation_id="players_rating_history",
+        tags=["players"],
+        summary="A player's rating changes, newest first (paginated)",
+        parameters=[_category_parameter("Only this category (default: both)."), *PAGE_PARAMETERS],
+        responses={200: RatingChangeOutput(many=True), **ERRORS},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        filters = CategoryFilter(data=_query(request))
+        filters.is_valid(raise_exception=True)
+        player = rating_selectors.player_get(username=username)
+        queryset = rating_selectors.rating_history(
+            user=player, category=filters.validated_data.get("category")
+        )
+        paginator = StandardPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self) or []
+        data = [rating_selectors.rating_change_json(c) for c in page]
+        return paginator.get_paginated_response(RatingChangeOutput(data, many=True).data)
+
+
+class PlayerMatchesApi(APIView):
+    @extend_schema(
+        operation_id="players_matches",
+        tags=["players"],
+        summary="The player's matches that you may see, newest first (paginated)",
+        parameters=PAGE_PARAMETERS,
+        responses={200: PlayerMatchOutput(many=True), **ERRORS},
+    )
+    def get(self, request: Request, username: str) -> Response:
+        PageFilter(data=_query(request)).is_valid(raise_exception=True)
+        player = rating_selectors.player_get(username=username)
+        queryset = player_selectors.player_matches(player=player, viewer=request.user)
+        paginator = StandardPagination()
+        page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
+        data = player_selectors.player_matches_json(player=player, matches=page)
+        return paginator.get_paginated_response(PlayerMatchOutput(data, many=True).data)
+
+
+class LeaderboardApi(APIView):
+    @extend_schema(
+        operation_id="leaderboard",
+        tags=["players"],
+        summary="Players with a settled (non-provisional) rating, best first (paginated)",
+        parameters=[_category_parameter("Default 1v1."), *PAGE_PARAMETERS],
+        responses={200: LeaderboardEntryOutput(many=True), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        filters = CategoryFilter(data=_query(request))
+        filters.is_valid(raise_exception=True)
+        category = filters.validated_data.get("category", CATEGORY_1V1)
+        queryset = rating_selectors.leaderboard(category=category)
+        paginator = StandardPagination()
+        page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
+        first_rank = (paginator.page.start_index() if page else 1) if paginator.page else 1
+        data = [
+            {
+                "rank": first_rank + i,
+                "username": r.user.username,
+                "is_bot": r.user.is_bot,
+                "rating": display_rating(r.mu),
+                "deviation": rating_selectors.rating_json(r.mu, r.sigma, r.games)["deviation"],
+                "games": r.games,
+            }
+            for i, r in enumerate(page)
+        ]
+        return paginator.get_paginated_response(LeaderboardEntryOutput(data, many=True).data)

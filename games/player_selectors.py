@@ -1,0 +1,35 @@
+"""Reads about one player that need the games: their matches, as a viewer may see them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from accounts.models import User
+from accounts.rating_selectors import rating_change_json, rating_changes_by_match
+from games.models import Match, Seat
+from games.selectors import match_summary, matches_visible_to
+
+
+def player_matches(*, player: User, viewer: User) -> QuerySet[Match]:
+    """The matches ``player`` sits in that ``viewer`` may see, newest first."""
+    seated = Seat.objects.filter(match=OuterRef("pk"), user=player, joined_at__isnull=False)
+    return (
+        matches_visible_to(viewer)
+        .filter(Exists(seated))
+        .select_related("created_by")
+        .prefetch_related("seats__user")
+        .order_by("-created_at", "id")
+    )
+
+
+def player_matches_json(*, player: User, matches: list[Match]) -> list[dict[str, Any]]:
+    changes = rating_changes_by_match([m.pk for m in matches], user_ids=[player.pk])
+    out = []
+    for match in matches:
+        data = match_summary(match, sorted(match.seats.all(), key=lambda s: s.number))
+        change = changes.get(match.pk, {}).get(player.pk)
+        data["rating_change"] = rating_change_json(change) if change else None
+        out.append(data)
+    return out

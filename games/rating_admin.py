@@ -1,0 +1,96 @@
+"""Admin for ratings, rating changes and player statistics (models of accounts).
+
+Registered from the games app because the recompute action replays match history, which
+lives here; accounts never imports games. Everything is read-only: numbers change only
+through the rating task, the periodic sweep and the recompute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from accounts.models import PlayerStats, Rating, RatingChange
+from games.admin import ReadOnlyMixin
+
+
+@admin.action(description="Recompute all ratings and statistics from the match history")
+def recompute_all(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+    """Queues games.tasks.ratings_recompute (in-process without a broker).
+
+    The selection does not matter: the whole history is replayed.
+    """
+    from games.tasks import ratings_recompute
+
+    try:
+        ratings_recompute.delay()
+    except Exception as exc:  # noqa: BLE001 - shown to the administrator
+        modeladmin.message_user(request, f"Could not queue the recompute: {exc}", messages.ERROR)
+        return
+    modeladmin.message_user(
+        request,
+        "Recompute queued (done already when tasks run in-process). "
+        "Also: python manage.py ratings_recompute",
+        messages.SUCCESS,
+    )
+
+
+@admin.register(Rating)
+class RatingAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = (
+        "user",
+        "category",
+        "display",
+        "provisional",
+        "mu",
+        "sigma",
+        "games",
+        "updated_at",
+    )
+    list_filter = ("category", "user__is_bot")
+    search_fields = ("user__username",)
+    actions = [recompute_all]
+
+    @admin.display(boolean=True)
+    def provisional(self, obj: Rating) -> bool:
+        return obj.provisional
+
+
+@admin.register(RatingChange)
+class RatingChangeAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = (
+        "user",
+        "category",
+        "match_id",
+        "result",
+        "rating_before",
+        "rating_after",
+        "match_finished_at",
+        "counted_in_stats",
+    )
+    list_filter = ("category", "result", "counted_in_stats")
+    search_fields = ("user__username", "match_id")
+    date_hierarchy = "match_finished_at"
+    actions = [recompute_all]
+
+
+@admin.register(PlayerStats)
+class PlayerStatsAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = (
+        "user",
+        "category",
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "deals_won",
+        "deals_played",
+        "points_per_deal",
+        "updated_at",
+    )
+    list_filter = ("category",)
+    search_fields = ("user__username",)
+    actions = [recompute_all]

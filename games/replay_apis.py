@@ -1,0 +1,208 @@
+"""The replay API: step through a deal, export it, verify it, check a record.
+
+Replays, exports and verifications of a *public* match's finished deals are open to
+anonymous visitors too (RULES.md: once over, a public match's deals are public); any
+other anonymous request answers 401 ``not_authenticated``. Checking a record needs an
+account.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from briscola_service.exceptions import ErrorSerializer
+from games import replays, rules, selectors
+from games.errors import MatchPrivateError
+from games.serializers import StrictSerializer
+
+ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
+
+
+def _query(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
+    """The query parameters; ``?format=`` is DRF's renderer switch unless it is ours."""
+    return {k: v for k, v in request.query_params.items() if keep_format or k != "format"}
+
+
+class ReplayQuery(StrictSerializer):
+    ply = serializers.IntegerField(
+        min_value=0, max_value=40, required=False, help_text="The position after N moves."
+    )
+    seat = serializers.IntegerField(
+        min_value=0, max_value=3, required=False, help_text="See the deal as this seat saw it."
+    )
+
+
+class ExportQuery(StrictSerializer):
+    format = serializers.ChoiceField(choices=["json", "text"], default="json")
+
+
+class QueryFormatIsNotARenderer(DefaultContentNegotiation):
+    """Here ``?format=`` picks the export's notation, not one of DRF's renderers."""
+
+    def select_renderer(
+        self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        return renderers[0], str(renderers[0].media_type)
+
+
+class _OpenToPublicDeals(APIView):
+    """AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401."""
+
+    permission_classes = [AllowAny]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, MatchPrivateError) and not self.request.user.is_authenticated:
+            exc = NotAuthenticated()
+        return super().handle_exception(exc)
+
+
+class DealReplayApi(_OpenToPublicDeals):
+    @extend_schema(
+        operation_id="deals_replay",
+        tags=["replays"],
+        summary="A deal step by step, and the position after `ply` moves",
+        description=(
+            "`steps` are the deal's events up to the position (deal started, hands dealt, "
+            "each card played, each trick won, each draw, the end), each with `at_ply`, the "
+            "moves played once it happened; `position` is the deal after `ply` moves "
+            "(default: all of them): the full view (every hand, the stock) without `seat`, "
+            "or `seat`'s own view (its hand only) with it. While the deal is played, a "
+            "player may ask only for their own seat (`replay_seat_forbidden` 403) and only "
+            "up to the present (`replay_beyond_present` 403); others get `deal_not_over` "
+            "403. Administrators may see anything at any time."
+        ),
+        parameters=[
+            OpenApiParameter("ply", OpenApiTypes.INT, description="0 to the number of moves."),
+            OpenApiParameter("seat", OpenApiTypes.INT, description="A seat of the deal."),
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, deal_id: int) -> Response:
+        query = ReplayQuery(data=_query(request))
+        query.is_valid(raise_exception=True)
+        deal = selectors.deal_get(deal_id=deal_id)
+        return Response(
+            replays.deal_replay_for_user(
+                deal=deal,
+                user=request.user,
+                ply=query.validated_data.get("ply"),
+                seat=query.validated_data.get("seat"),
+            )
+        )
+
+
+class DealVerifyApi(_OpenToPublicDeals):
+    @extend_schema(
+        operation_id="deals_verify",
+        tags=["replays"],
+        summary="Check a finished deal: seed vs commitment, deck, moves vs recorded result",
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, deal_id: int) -> Response:
+        deal = selectors.deal_get(deal_id=deal_id)
+        return Response(replays.deal_verify_for_user(deal=deal, user=request.user))
+
+
+def _text(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
+
+
+class DealExportApi(_OpenToPublicDeals):
+    content_negotiation_class = QueryFormatIsNotARenderer
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        operation_id="deals_export",
+        tags=["replays"],
+        summary="Export a deal: its record (JSON) or the readable text notation",
+        description=(
+            "`format=json` (default): the `briscola-deal/1` record with `seed`, "
+            "`commitment` and `result`, which `python -m games.rules verify` checks "
+            "offline. `format=text`: a header (players, dealer, briscola, seed, "
+            "commitment, result), then one line per trick, e.g. `7. Ad 3d  winner S0 +21`."
+        ),
+        parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, deal_id: int) -> Any:
+        query = ExportQuery(data=_query(request, keep_format=True))
+        query.is_valid(raise_exception=True)
+        deal = selectors.deal_get(deal_id=deal_id)
+        record = replays.deal_export_for_user(deal=deal, user=request.user)
+        if query.validated_data["format"] == "text":
+            return _text(replays.deal_export_text(deal=deal, record=record), f"deal-{deal.pk}.txt")
+        return Response(record.to_dict())
+
+
+class MatchExportApi(_OpenToPublicDeals):
+    content_negotiation_class = QueryFormatIsNotARenderer
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        operation_id="matches_export",
+        tags=["replays"],
+        summary="Export a match: the records of its deals that are over",
+        parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request: Request, match_id: str) -> Any:
+        query = ExportQuery(data=_query(request, keep_format=True))
+        query.is_valid(raise_exception=True)
+        match = selectors.match_get(match_id=match_id)
+        exported = replays.match_export_for_user(match=match, user=request.user)
+        if query.validated_data["format"] == "text":
+            text = replays.match_export_text(match=match, exported=exported)
+            return _text(text, f"match-{match.pk}.txt")
+        return Response(exported)
+
+
+class RecordCheckApi(APIView):
+    @extend_schema(
+        operation_id="records_check",
+        tags=["replays"],
+        summary="Replay a deal record you send; the replay, or where the record is wrong",
+        description=(
+            "The body is a `briscola-deal/1` record (or the body of `GET /deals/{id}`, "
+            "whose `record` is used), at most 64 kB. Answers the replay (tricks, draws, "
+            "points, winner, complete) with its `steps`, and `verify` when the record "
+            "carries a seed and a commitment. A bad record: 400 `invalid_record` with "
+            "`details.where` (e.g. `moves[12]`)."
+        ),
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, 413: ErrorSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > replays.RECORD_MAX_BYTES:
+            raise replays.RecordTooLargeError()
+        raw = request.body
+        if len(raw) > replays.RECORD_MAX_BYTES:
+            raise replays.RecordTooLargeError()
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise rules.RecordError("not UTF-8 text", where="record") from None
+        except json.JSONDecodeError as exc:
+            raise rules.RecordError(
+                f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                where="record",
+            ) from None
+        return Response(replays.record_check(data=data))

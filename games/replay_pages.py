@@ -1,0 +1,50 @@
+"""The replay page, ``/replay/<deal id>/``: a card table over the replay API.
+
+The page is only a shell: everything it shows comes from ``GET /api/v1/deals/{id}/replay``
+(session authentication), which decides what the viewer may see. Anonymous visitors may
+watch a public match's deals once they are over (the API allows exactly that); for any
+other deal they are sent to log in first.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET
+
+from games import selectors
+from games.errors import DealNotFoundError
+
+LOGIN_URL = "/api-auth/login/"
+
+
+@require_GET
+def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
+    try:
+        deal = selectors.deal_get(deal_id=deal_id)
+    except DealNotFoundError:
+        raise Http404("No such deal.") from None
+    match = deal.match
+    user = request.user
+    if not user.is_authenticated and not (match.public and deal.is_over):
+        return redirect_to_login(request.get_full_path(), LOGIN_URL)
+    seats = selectors.match_seats(match)
+    mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
+    return render(
+        request,
+        "games/replay.html",
+        {
+            "deal": deal,
+            "match": match,
+            "your_seat": None if mine is None else mine.number,
+            "seat_names": [s.user.username if s.user else "open" for s in seats],
+            "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
+            "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
+            "verify_url": reverse("deal-verify", kwargs={"deal_id": deal.pk}),
+        },
+    )
+
+
+urlpatterns = [path("<int:deal_id>/", replay_page, name="replay-page")]

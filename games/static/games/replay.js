@@ -1,0 +1,231 @@
+// The replay page: steps through GET /api/v1/deals/{id}/replay. Plain JavaScript, no
+// dependencies. Every position is asked of the API (which decides what this viewer may
+// see); positions already fetched are kept.
+(function () {
+  "use strict";
+  const root = document.getElementById("replay");
+  const $ = (id) => document.getElementById(id);
+  const SVG = {
+    c: '<path d="M5 3h14c0 6-3 9.5-7 9.5S5 9 5 3z" fill="#c0392b"/><rect x="11" y="12" width="2" height="6" fill="#c0392b"/><rect x="7" y="18" width="10" height="3" rx="1.5" fill="#c0392b"/>',
+    d: '<circle cx="12" cy="12" r="9" fill="#e2b32e" stroke="#8a6d0b" stroke-width="2"/><circle cx="12" cy="12" r="4" fill="none" stroke="#8a6d0b" stroke-width="1.5"/>',
+    s: '<path d="M12 1.5l2.2 3.2V16h-4.4V4.7z" fill="#3b7dd8" stroke="#1f4f8f" stroke-width="0.8"/><rect x="6.5" y="15.5" width="11" height="2.2" rx="1" fill="#6b4a1f"/><rect x="10.9" y="17.6" width="2.2" height="4.6" rx="1" fill="#6b4a1f"/>',
+    b: '<g transform="rotate(25 12 12)"><rect x="9.5" y="1.5" width="5" height="21" rx="2.5" fill="#5f8f2f" stroke="#3c5e1a" stroke-width="0.8"/><circle cx="12" cy="7" r="1.2" fill="#3c5e1a"/><circle cx="12" cy="13" r="1.2" fill="#3c5e1a"/></g>',
+  };
+  const SUITS = { c: "Coppe", d: "Denari", s: "Spade", b: "Bastoni" };
+  const RANKS = { A: "Asso", 3: "Tre", R: "Re", C: "Cavallo", F: "Fante", 7: "Sette", 6: "Sei", 5: "Cinque", 4: "Quattro", 2: "Due" };
+
+  const players = Number(root.dataset.players);
+  const params = new URLSearchParams(location.search);
+  let seat = params.get("seat") || "";
+  if (seat === "" && root.dataset.canSeeAll !== "1" && root.dataset.yourSeat !== "") {
+    seat = root.dataset.yourSeat; // while the deal is played, a player sees their own seat
+  }
+  const select = $("seat-select");
+  if (select) select.value = seat;
+  let cache = new Map();
+  let current = null;
+  let wanted = null;
+  let plies = null;
+
+  function card(code, extra) {
+    const el = document.createElement("div");
+    if (!code) {
+      el.className = "card back";
+      el.title = "a hidden card";
+      return el;
+    }
+    const rank = code[0];
+    const suit = code[1];
+    el.className = "card suit-" + suit + (extra ? " " + extra : "");
+    el.dataset.card = code;
+    el.title = code + ": " + (RANKS[rank] || rank) + " di " + (SUITS[suit] || suit);
+    el.innerHTML =
+      '<span class="rank">' + rank + "</span>" +
+      '<svg viewBox="0 0 24 24" aria-hidden="true">' + (SVG[suit] || "") + "</svg>" +
+      '<span class="rank br">' + rank + "</span>";
+    return el;
+  }
+
+  function seatName(data, s) {
+    const info = data.match.seats[s];
+    return info && info.user ? info.user : "open";
+  }
+
+  function describe(step, data) {
+    const name = (s) => "S" + s + " " + seatName(data, s);
+    switch (step.type) {
+      case "deal_started": return "Dealer " + name(step.dealer) + "; briscola " + step.briscola;
+      case "hand_dealt": return name(step.seat) + " is dealt " + (step.cards ? step.cards.join(" ") : "3 cards");
+      case "card_played": return (step.ply + 1) + ". " + name(step.seat) + " plays " + step.card;
+      case "trick_won": return name(step.winner) + " wins trick " + (step.trick + 1) + " +" + step.points;
+      case "card_drawn": return name(step.seat) + " draws " + (step.card || "a card") + (step.briscola ? " (the briscola)" : "");
+      case "deal_ended": return "End: " + step.points.join("-") + (step.winner === null ? ", drawn" : ", team " + step.winner + " wins");
+      default: return step.type;
+    }
+  }
+
+  function hiddenHand(n) {
+    const list = [];
+    for (let i = 0; i < n; i++) list.push(null);
+    return list;
+  }
+
+  function render(data) {
+    current = data;
+    const pos = data.position;
+    const table = $("table");
+    table.querySelectorAll(".seat").forEach((el) => el.remove());
+    const bottom = data.seat !== null ? data.seat : (data.your_seat !== null ? data.your_seat : 0);
+    const places = players === 2 ? ["bottom", "top"] : ["bottom", "right", "top", "left"];
+    for (let i = 0; i < players; i++) {
+      const s = (bottom + i) % players;
+      let hand;
+      if (pos.hands) hand = pos.hands[s];
+      else if (pos.seat === s) hand = pos.hand;
+      else if (pos.partner_hand && (pos.seat + 2) % players === s) hand = pos.partner_hand;
+      else hand = hiddenHand(pos.hand_sizes[s]);
+      const el = document.createElement("div");
+      el.className = "seat pos-" + places[i] + (pos.turn === s ? " turn" : "");
+      el.dataset.seat = s;
+      const title = document.createElement("div");
+      title.className = "name";
+      title.textContent = "S" + s + " " + seatName(data, s);
+      const tags = [" team " + (s % 2)];
+      if (pos.dealer === s) tags.push("dealer");
+      if (pos.turn === s) tags.push("to play");
+      if (pos.briscola_holder === s) tags.push("holds the briscola");
+      tags.forEach((t) => { const span = document.createElement("span"); span.className = "tag"; span.textContent = t; title.appendChild(span); });
+      const cards = document.createElement("div");
+      cards.className = "cards hand";
+      hand.forEach((c) => cards.appendChild(card(c, c && c[1] === pos.trump ? "trump" : "")));
+      el.append(title, cards);
+      table.appendChild(el);
+    }
+    const briscola = $("briscola");
+    briscola.replaceChildren();
+    if (pos.briscola_on_table) briscola.appendChild(card(pos.briscola, "trump"));
+    else {
+      const gone = document.createElement("span");
+      gone.className = "gone";
+      gone.textContent = "Briscola " + pos.briscola + (pos.briscola_holder !== null ? ", held by S" + pos.briscola_holder : ", played");
+      briscola.appendChild(gone);
+    }
+    $("stock-count").textContent = pos.stock_count;
+    $("stock-pile").classList.toggle("empty", pos.stock_count === 0);
+    $("stock-pile").title = pos.stock_count + " cards left to draw";
+    const trick = $("trick");
+    trick.replaceChildren();
+    pos.table.forEach((t) => {
+      const wrap = document.createElement("div");
+      wrap.className = "played";
+      wrap.append(card(t.card), document.createTextNode("S" + t.seat));
+      trick.appendChild(wrap);
+    });
+    const last = $("last-trick");
+    last.replaceChildren();
+    const lastTrick = pos.tricks.length ? pos.tricks[pos.tricks.length - 1] : null;
+    $("last-trick-label").textContent = lastTrick ? "Trick " + pos.tricks.length + ": S" + lastTrick.winner + " +" + lastTrick.points : "Last trick";
+    if (lastTrick) {
+      lastTrick.cards.forEach((c, i) => {
+        const wrap = document.createElement("div");
+        wrap.className = "played" + (lastTrick.seats[i] === lastTrick.winner ? " winner" : "");
+        wrap.append(card(c), document.createTextNode("S" + lastTrick.seats[i]));
+        last.appendChild(wrap);
+      });
+    }
+    $("points-0").textContent = pos.points[0];
+    $("points-1").textContent = pos.points[1];
+    $("team-0-who").textContent = players === 2 ? "(S0)" : "(S0 S2)";
+    $("team-1-who").textContent = players === 2 ? "(S1)" : "(S1 S3)";
+    $("result").textContent = pos.over
+      ? (pos.winner === null ? "Drawn, 60-60" : "Team " + pos.winner + " wins " + pos.points[pos.winner] + "-" + pos.points[1 - pos.winner])
+      : (data.ply === data.plies && data.deal.status === "abandoned" ? "Abandoned" : "");
+    $("ply-label").textContent = "Move " + data.ply + " / " + data.plies;
+    const slider = $("slider");
+    slider.max = data.plies;
+    slider.value = data.ply;
+    $("first").disabled = $("prev").disabled = data.ply === 0;
+    $("next").disabled = $("last").disabled = data.ply >= data.plies;
+    const log = $("log");
+    log.replaceChildren();
+    data.steps.slice(-8).forEach((step, i, list) => {
+      const li = document.createElement("li");
+      li.value = step.step + 1;
+      li.textContent = describe(step, data);
+      if (i === list.length - 1) li.className = "current";
+      log.appendChild(li);
+    });
+    $("error").hidden = true;
+    root.dataset.ply = data.ply;
+    root.dataset.plies = data.plies;
+  }
+
+  function showError(body) {
+    const el = $("error");
+    el.hidden = false;
+    el.textContent = (body && body.message) || "The replay could not be loaded.";
+    if (body && (body.code === "not_authenticated" || body.code === "authentication_failed")) {
+      const a = document.createElement("a");
+      a.href = "/api-auth/login/?next=" + encodeURIComponent(location.pathname + location.search);
+      a.textContent = " Log in";
+      el.appendChild(a);
+    }
+    root.dataset.error = body && body.code ? body.code : "error";
+  }
+
+  async function load(ply) {
+    const key = ply === null ? "end" : String(ply);
+    if (cache.has(key)) return cache.get(key);
+    const query = new URLSearchParams();
+    if (ply !== null) query.set("ply", ply);
+    if (seat !== "") query.set("seat", seat);
+    const response = await fetch(root.dataset.api + "?" + query, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    const body = await response.json().catch(() => null);
+    if (!response.ok) throw body;
+    cache.set(String(body.ply), body);
+    return body;
+  }
+
+  async function go(ply) {
+    if (plies !== null) ply = Math.max(0, Math.min(plies, ply));
+    wanted = ply;
+    try {
+      const data = await load(ply);
+      plies = data.plies;
+      if (wanted === ply) render(data);
+    } catch (body) {
+      showError(body);
+    }
+  }
+
+  const step = (delta) => { if (current) go(current.ply + delta); };
+  $("first").addEventListener("click", () => go(0));
+  $("prev").addEventListener("click", () => step(-1));
+  $("next").addEventListener("click", () => step(1));
+  $("last").addEventListener("click", () => { if (plies !== null) go(plies); });
+  $("slider").addEventListener("input", (e) => go(Number(e.target.value)));
+  document.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLSelectElement || e.altKey || e.ctrlKey || e.metaKey) return;
+    const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => go(0), End: () => plies !== null && go(plies) };
+    if (keys[e.key]) {
+      e.preventDefault();
+      keys[e.key]();
+    }
+  });
+  if (select) {
+    select.addEventListener("change", () => {
+      seat = select.value;
+      const url = new URL(location.href);
+      if (seat === "") url.searchParams.delete("seat"); else url.searchParams.set("seat", seat);
+      history.replaceState(null, "", url);
+      cache = new Map();
+      go(current ? current.ply : 0);
+    });
+  }
+
+  const start = params.get("ply");
+  go(start !== null && /^\d+$/.test(start) ? Number(start) : 0);
+})();

@@ -1,0 +1,136 @@
+"""The replay page in a real headless Chromium: a finished deal stepped to its end shows
+the record's final points; a phone-sized screen has no horizontal overflow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from accounts.models import User
+from games.models import Deal
+from games.services import SeatSpec, match_create, match_join
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def finished_deal(
+    user_factory: Callable[..., User], games: Any, deterministic_seeds: None, settings: Any
+) -> tuple[Deal, User]:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+    games.play(match, 40)
+    deal = Deal.objects.select_related("match").get(match=match)
+    assert deal.status == "finished"
+    return deal, alice
+
+
+def logged_in_context(browser: Any, live_server: Any, user: User, **options: Any) -> Any:
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(**options)
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    return context
+
+
+def at_ply(page: Any, ply: int) -> None:
+    page.wait_for_selector(f'#replay[data-ply="{ply}"]', timeout=5000)
+
+
+def test_step_a_finished_deal_to_its_end(
+    chromium: Any, live_server: Any, finished_deal: tuple[Deal, User]
+) -> None:
+    deal, alice = finished_deal
+    context = logged_in_context(
+        chromium, live_server, alice, viewport={"width": 1100, "height": 800}
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    at_ply(page, 0)
+    # The whole table: both hands face up, the briscola on the stock, nothing captured.
+    assert page.locator(".seat").count() == 2
+    assert page.locator(".seat .card:not(.back)").count() == 6
+    assert page.locator("#stock-count").inner_text() == "34"
+    assert page.locator("#points-0").inner_text() == "0"
+
+    for ply in range(1, 6):  # arrow keys
+        page.keyboard.press("ArrowRight")
+        at_ply(page, ply)
+    page.click("#prev")
+    at_ply(page, 4)
+    page.click("#next")
+    at_ply(page, 5)
+    assert page.locator("#ply-label").inner_text() == "Move 5 / 40"
+    assert page.locator("#trick .card").count() == 1  # the sixth card leads trick 3
+    page.screenshot(path="/tmp/replay-desktop-mid.png")
+    page.eval_on_selector(
+        "#slider", "el => { el.value = 38; el.dispatchEvent(new Event('input')); }"
+    )
+    at_ply(page, 38)
+    page.keyboard.press("ArrowRight")
+    at_ply(page, 39)
+    page.click("#next")
+    at_ply(page, 40)
+    assert page.locator("#next").is_disabled()
+    assert page.locator("#points-0").inner_text() == str(deal.points_team0)
+    assert page.locator("#points-1").inner_text() == str(deal.points_team1)
+    assert sum(int(page.locator(f"#points-{t}").inner_text()) for t in (0, 1)) == 120
+    winner = deal.winner_team
+    assert (
+        page.locator("#result")
+        .inner_text()
+        .startswith("Drawn" if winner is None else f"Team {winner} wins")
+    )
+    href = page.get_attribute("#export-text", "href")
+    assert href == f"/api/v1/deals/{deal.pk}/export?format=text"
+    page.screenshot(path="/tmp/replay-desktop.png", full_page=True)
+
+    # One seat's view: the other hand is face down.
+    page.goto(f"{live_server.url}/replay/{deal.pk}/?seat=1")
+    at_ply(page, 0)
+    assert page.locator('.seat[data-seat="0"] .card.back').count() == 3
+    assert page.locator('.seat[data-seat="1"] .card:not(.back)').count() == 3
+    page.keyboard.press("End")
+    at_ply(page, 40)
+    assert page.locator("#points-0").inner_text() == str(deal.points_team0)
+    assert errors == []
+    context.close()
+
+
+def test_phone_sized_screen(
+    chromium: Any, live_server: Any, finished_deal: tuple[Deal, User]
+) -> None:
+    deal, alice = finished_deal
+    context = logged_in_context(
+        chromium, live_server, alice, viewport={"width": 375, "height": 667}, is_mobile=True
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    at_ply(page, 0)
+
+    def no_horizontal_overflow() -> None:
+        width, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+        assert width <= inner, (width, inner)
+
+    no_horizontal_overflow()
+    page.click("#next")
+    at_ply(page, 1)
+    page.click("#next")
+    at_ply(page, 2)
+    no_horizontal_overflow()
+    page.click("#last")
+    at_ply(page, 40)
+    no_horizontal_overflow()
+    assert page.locator("#points-0").inner_text() == str(deal.points_team0)
+    assert page.locator("#points-1").inner_text() == str(deal.points_team1)
+    page.screenshot(path="/tmp/replay-phone.png", full_page=True)
+    context.close()
