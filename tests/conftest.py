@@ -22,9 +22,11 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.core.servers.basehttp import ThreadedWSGIServer
 from django.db import connection, connections
 from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 from pytest_django import DjangoDbBlocker
+from pytest_django.live_server_helper import LiveServer
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -395,3 +397,45 @@ def _celery_in_process_unless_redis(request: pytest.FixtureRequest) -> Iterator[
         return
     with celery_conf(task_always_eager=True, task_eager_propagates=True):
         yield
+
+
+class _OneAppCallAtATimeWSGIServer(ThreadedWSGIServer):
+    """Threaded, but runs the application for one request at a time.
+
+    Each connection keeps its own thread (a browser opens spare connections and leaves
+    them idle; they wait alone), while the application calls, which share SQLite's
+    in-memory test connection with the tests, take turns: two requests at once on one
+    connection would interleave their transactions (a limitation Django documents).
+    """
+
+    def set_app(self, application: Callable[..., Any]) -> None:
+        lock = threading.Lock()
+
+        def one_at_a_time(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+            with lock:
+                return application(environ, start_response)
+
+        super().set_app(one_at_a_time)
+
+
+@pytest.fixture(scope="session")
+def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterator[LiveServer]:
+    """pytest-django's ``live_server``, made safe for SQLite in memory.
+
+    It waits for ``django_db_setup``: started before the test database exists (as the
+    plain fixture may be), the server would find the configured database rather than the
+    in-memory test one, and each request thread would open its own connection to a
+    shared-cache database that refuses concurrent writes ("database table is locked").
+    On PostgreSQL each request has its own connection and the server is fully threaded.
+    """
+    addr = (
+        request.config.getvalue("liveserver")
+        or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS")
+        or "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    if server.thread.connections_override:
+        server.thread.server_class = _OneAppCallAtATimeWSGIServer
+    server.start()
+    yield server
+    server.stop()
