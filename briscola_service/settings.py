@@ -5,6 +5,7 @@ in-process. Production sets DEBUG=false, SECRET_KEY, DATABASE_URL and REDIS_URL.
 """
 
 import importlib.util
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +55,14 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets served from here, not from a CDN
     "accounts",
+    "briscola_service.idempotency",
 ]
 if GAMES_APP_PRESENT:
     INSTALLED_APPS.append("games")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "briscola_service.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -108,6 +111,10 @@ CACHES: dict[str, dict[str, Any]] = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
 }
+# The request-rate history of the API throttles (shared by all web workers with Redis).
+CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
+if not REDIS_URL:
+    CACHES["throttle"]["LOCATION"] = "throttle"
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # Without a broker, tasks run in-process at .delay() time, and their errors surface.
@@ -133,6 +140,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "ratings-sweep": {
         "task": "games.tasks.ratings_sweep",
         "schedule": 60.0,
+    },
+    "idempotency-keys-cleanup": {
+        "task": "idempotency.tasks.idempotency_keys_cleanup",
+        "schedule": 3600.0,
     },
 }
 
@@ -168,9 +179,27 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # --- API ---------------------------------------------------------------------------------
 
+# Bodies above this size get a JSON 413 `request_too_large` (RequestBodyLimitMiddleware);
+# the largest legitimate body, a deal record sent to /records/check, is at most 64 kB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=256 * 1024)
+
+# How long an Idempotency-Key is remembered (at least 24 hours); a periodic task
+# (idempotency-keys-cleanup) deletes older ones.
+_idempotency_key_ttl_hours = env.int("IDEMPOTENCY_KEY_TTL_HOURS", default=24)
+if _idempotency_key_ttl_hours < 24:
+    raise ImproperlyConfigured("IDEMPOTENCY_KEY_TTL_HOURS must be at least 24.")
+IDEMPOTENCY_KEY_TTL = timedelta(hours=_idempotency_key_ttl_hours)
+
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    """A DRF rate such as "600/min"; "none" (or empty) turns that throttle off."""
+    value = env.str(name, default=default).strip()
+    return None if value.lower() in ("", "none", "off") else value
+
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "briscola_service.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -182,7 +211,25 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "briscola_service.pagination.StandardPagination",
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "briscola_service.exceptions.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": [],
+    "DEFAULT_PARSER_CLASSES": [
+        "briscola_service.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Anonymous requests by client IP, signed-in ones by account (429 `throttled` with
+    # `details.retry_after` and a Retry-After header). Generous: normal play never meets
+    # them; they stop floods and password guessing.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "briscola_service.throttling.AnonThrottle",
+        "briscola_service.throttling.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": _throttle_rate("THROTTLE_ANON_RATE", "60/min"),
+        "user": _throttle_rate("THROTTLE_USER_RATE", "600/min"),
+    },
+    # The client IP is REMOTE_ADDR unless told how many proxies append X-Forwarded-For
+    # (a client could otherwise pick its own address and dodge the anonymous throttle).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 
 SPECTACULAR_SETTINGS = {
@@ -224,12 +271,17 @@ if not DEBUG:
     # TLS is usually terminated by a proxy in front of gunicorn: trust its header if told to.
     if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
-    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    # HSTS is sent only over HTTPS; a year, subdomains included, unless told otherwise.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading asks browser vendors to hard-code HTTPS for the whole domain, which
+        # is hard to undo: the operator opts in (SECURE_HSTS_PRELOAD=true), not a default.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"

@@ -13,6 +13,11 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
+from briscola_service.idempotency.apis import (
+    IDEMPOTENCY_ERRORS,
+    IDEMPOTENCY_KEY_PARAMETER,
+    idempotent,
+)
 from briscola_service.pagination import StandardPagination
 from games import selectors, services
 from games.serializers import (
@@ -83,12 +88,17 @@ class MatchListCreateApi(APIView):
             "the bots play the whole match on their own (in the background with a Celery "
             "worker; within this request when tasks run in-process). Errors: "
             "`exhibition_admins_only` 403 for a user who is not staff, `invalid_match` "
-            "400 when a listed seat is not a bot."
+            "400 when a listed seat is not a bot.\n\n"
+            "Send an `Idempotency-Key` header to make a retry safe: see the parameter."
         ),
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=MatchCreateInput,
-        responses={201: MatchDetailOutput, **ERRORS},
+        responses={201: MatchDetailOutput, **ERRORS, **IDEMPOTENCY_ERRORS},
     )
     def post(self, request: Request) -> Response:
+        return idempotent(request, lambda: self._create(request))
+
+    def _create(self, request: Request) -> Response:
         data = MatchCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -152,12 +162,18 @@ class MoveCreateApi(APIView):
             "`ply` is the deal's move count you last saw. Errors: `invalid_card` 400, "
             "`card_not_in_hand` 400, `not_a_player` 403, `match_not_found` 404, "
             "`stale_ply` 409 (details.current_ply), `not_your_turn` 409, `match_over` 409, "
-            "`match_not_started` 409."
+            "`match_not_started` 409.\n\n"
+            "Send an `Idempotency-Key` header to make a retry safe: the retry of a move "
+            "that was played answers its first response instead of `stale_ply`."
         ),
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=MoveInput,
-        responses={201: MatchDetailOutput, **ERRORS},
+        responses={201: MatchDetailOutput, **ERRORS, **IDEMPOTENCY_ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
+        return idempotent(request, lambda: self._play(request, match_id))
+
+    def _play(self, request: Request, match_id: str) -> Response:
         data = MoveInput(data=request.data)
         data.is_valid(raise_exception=True)
         services.move_play(match_id=match_id, user=request.user, **data.validated_data)

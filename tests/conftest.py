@@ -14,6 +14,7 @@ import itertools
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -439,3 +440,16 @@ def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterat
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_history(settings: Any) -> None:
+    """Each test's API requests are counted from zero by the throttles.
+
+    Their history is in the `throttle` cache, shared by the whole run (and by every run
+    on one Redis); the ids and addresses that key it repeat from test to test. A prefix of
+    its own per test starts the count afresh without flushing the cache (on Redis, that
+    would flush the Celery broker too).
+    """
+    prefixed = {**settings.CACHES["throttle"], "KEY_PREFIX": f"throttle-{uuid.uuid4().hex}"}
+    settings.CACHES = {**settings.CACHES, "throttle": prefixed}

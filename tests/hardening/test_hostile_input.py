@@ -1,0 +1,279 @@
+"""Hostile input gets a clean 4xx: the one JSON error shape, never a 5xx or an HTML page.
+
+Table-driven over the main endpoints: oversized bodies, malformed JSON, wrong types,
+unknown fields, huge page sizes and ids, malformed tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from tests.hardening.conftest import assert_clean_error
+
+pytestmark = pytest.mark.django_db
+
+LIMIT = 256 * 1024
+HUGE = "9" * 40
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str
+    url: str  # {match} and {deal}: a match of the caller's, and its deal
+    body: Any = None  # JSON-encoded unless raw
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    status: int | None = None
+    code: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    may_succeed: bool = False  # a 200 is a fair answer too (e.g. nothing after a huge id)
+
+
+def big_json(size: int) -> bytes:
+    return json.dumps({"players": 2, "seats": ["open"], "pad": "x" * size}).encode()
+
+
+WRITES = [
+    "/api/v1/matches",
+    "/api/v1/matches/{match}/moves",
+    "/api/v1/matches/{match}/join",
+    "/api/v1/auth/register",
+    "/api/v1/auth/token",
+]
+
+CASES: list[Case] = [
+    # -- oversized and malformed bodies, on every write --------------------------------
+    *[
+        Case(f"too large {u}", "post", u, raw=big_json(LIMIT), status=413, code="request_too_large")
+        for u in WRITES
+    ],
+    *[
+        Case(
+            f"bad json {u}", "post", u, raw=b'{"players": 2,', status=400, code="malformed_request"
+        )
+        for u in WRITES
+    ],
+    *[
+        Case(f"deep json {u}", "post", u, raw=b"[" * 100_000 + b"]" * 100_000, status=400)
+        for u in WRITES
+    ],
+    *[Case(f"not utf-8 {u}", "post", u, raw=b'{"card": "\xff\xfe"}', status=400) for u in WRITES],
+    *[
+        Case(
+            f"text/plain {u}",
+            "post",
+            u,
+            raw=b"hello",
+            content_type="text/plain",
+            status=415,
+            code="unsupported_media_type",
+        )
+        for u in WRITES
+    ],
+    Case(
+        "record over 64 kB",
+        "post",
+        "/api/v1/records/check",
+        raw=big_json(70_000),
+        status=413,
+        code="record_too_large",
+    ),
+    Case(
+        "record over the body limit",
+        "post",
+        "/api/v1/records/check",
+        raw=big_json(LIMIT),
+        status=413,
+        code="request_too_large",
+    ),
+    # -- wrong types -----------------------------------------------------------------------
+    Case("players a string", "post", "/api/v1/matches", {"players": "two", "seats": ["open"]}),
+    Case("players huge", "post", "/api/v1/matches", {"players": 10**40, "seats": ["open"]}),
+    Case("seats a string", "post", "/api/v1/matches", {"players": 2, "seats": "open"}),
+    Case("seats nested", "post", "/api/v1/matches", {"players": 2, "seats": [[["open"]]]}),
+    Case("seat an int", "post", "/api/v1/matches", {"players": 2, "seats": [7]}),
+    Case("too many seats", "post", "/api/v1/matches", {"players": 2, "seats": ["open"] * 50}),
+    Case(
+        "public a list", "post", "/api/v1/matches", {"players": 2, "seats": ["open"], "public": []}
+    ),
+    Case("body a list", "post", "/api/v1/matches", [1, 2, 3]),
+    Case("body a number", "post", "/api/v1/matches", 42),
+    Case("body null", "post", "/api/v1/matches", None, raw=b"null"),
+    Case("card a number", "post", "/api/v1/matches/{match}/moves", {"card": 5, "ply": 0}),
+    Case("card huge", "post", "/api/v1/matches/{match}/moves", {"card": "A" * 10_000, "ply": 0}),
+    Case("card unicode", "post", "/api/v1/matches/{match}/moves", {"card": "A\u2660", "ply": 0}),
+    Case("ply a string", "post", "/api/v1/matches/{match}/moves", {"card": "Ad", "ply": "zero"}),
+    Case("ply negative", "post", "/api/v1/matches/{match}/moves", {"card": "Ad", "ply": -1}),
+    Case("ply huge", "post", "/api/v1/matches/{match}/moves", {"card": "Ad", "ply": 10**40}),
+    Case("ply float", "post", "/api/v1/matches/{match}/moves", {"card": "Ad", "ply": 1.5}),
+    Case("ply inf", "post", "/api/v1/matches/{match}/moves", raw=b'{"card": "Ad", "ply": 1e999}'),
+    Case("ply NaN", "post", "/api/v1/matches/{match}/moves", raw=b'{"card": "Ad", "ply": NaN}'),
+    Case("join seat a string", "post", "/api/v1/matches/{match}/join", {"seat": "one"}),
+    Case("join seat 99", "post", "/api/v1/matches/{match}/join", {"seat": 99}),
+    Case("username a list", "post", "/api/v1/auth/register", {"username": [], "password": "x"}),
+    Case(
+        "username too long",
+        "post",
+        "/api/v1/auth/register",
+        {"username": "u" * 10_000, "password": "a-long-password-1"},
+    ),
+    # -- unknown fields --------------------------------------------------------------------
+    Case(
+        "unknown create field",
+        "post",
+        "/api/v1/matches",
+        {"players": 2, "seats": ["open"], "admin": True},
+        status=400,
+        code="invalid_input",
+    ),
+    Case(
+        "unknown option",
+        "post",
+        "/api/v1/matches",
+        {"players": 2, "seats": ["open"], "options": {"cheat": True}},
+        status=400,
+        code="invalid_input",
+    ),
+    Case(
+        "unknown move field",
+        "post",
+        "/api/v1/matches/{match}/moves",
+        {"card": "Ad", "ply": 0, "seat": 1},
+        status=400,
+        code="invalid_input",
+    ),
+    Case(
+        "unknown query field",
+        "get",
+        "/api/v1/matches?evil=1",
+        status=400,
+        code="invalid_input",
+    ),
+    # -- huge page sizes, pages and ids ----------------------------------------------------
+    Case("matches page_size huge", "get", f"/api/v1/matches?page_size={HUGE}", status=400),
+    Case("matches page_size 101", "get", "/api/v1/matches?page_size=101", status=400),
+    Case("matches page_size -1", "get", "/api/v1/matches?page_size=-1", status=400),
+    Case("matches page huge", "get", f"/api/v1/matches?page={HUGE}"),
+    Case("matches page zero", "get", "/api/v1/matches?page=0", status=400),
+    Case("leaderboard page_size huge", "get", f"/api/v1/leaderboard?page_size={HUGE}", status=400),
+    Case("leaderboard page_size text", "get", "/api/v1/leaderboard?page_size=lots", status=400),
+    Case("leaderboard page huge", "get", f"/api/v1/leaderboard?page={HUGE}"),
+    Case("player matches page_size", "get", "/api/v1/players/alice/matches?page_size=1000"),
+    Case(
+        "events after huge",
+        "get",
+        f"/api/v1/matches/{{match}}/events?after={HUGE}",
+        may_succeed=True,
+    ),
+    Case("events after text", "get", "/api/v1/matches/{match}/events?after=x", status=400),
+    Case("events after negative", "get", "/api/v1/matches/{match}/events?after=-5", status=400),
+    Case("match id garbage", "get", "/api/v1/matches/' OR 1=1 --", status=404),
+    Case("match id long", "get", "/api/v1/matches/" + "a" * 5000, status=404),
+    Case("deal id huge", "get", f"/api/v1/deals/{HUGE}", status=404),
+    Case("replay ply huge", "get", f"/api/v1/deals/{{deal}}/replay?ply={HUGE}"),
+    Case("replay seat text", "get", "/api/v1/deals/{deal}/replay?seat=me", status=400),
+    Case("player name long", "get", "/api/v1/players/" + "p" * 5000, status=404),
+]
+
+
+@pytest.fixture
+def alice_client(
+    user_factory: Callable[..., User], auth_client: Callable[[User], APIClient], games: Any
+) -> tuple[APIClient, dict[str, Any]]:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob)
+    ids = {"match": match.pk, "deal": games.current_deal(match).pk}
+    return auth_client(alice), ids
+
+
+def send(client: APIClient, case: Case, ids: dict[str, Any]) -> Any:
+    url = case.url.format(**ids)
+    headers = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in case.extra.items()}
+    if case.method == "get":
+        return client.get(url, **headers)
+    raw = case.raw if case.raw is not None else json.dumps(case.body).encode()
+    return client.generic("POST", url, raw, content_type=case.content_type, **headers)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_input_gets_a_clean_4xx(
+    case: Case, alice_client: tuple[APIClient, dict[str, Any]]
+) -> None:
+    client, ids = alice_client
+    response = send(client, case, ids)
+    if case.may_succeed and response.status_code == 200:
+        assert response["Content-Type"].startswith("application/json")
+        return
+    assert_clean_error(response, case.status, case.code)
+
+
+def test_the_body_limit_is_256_kb() -> None:
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE == LIMIT
+
+
+def test_a_body_just_under_the_limit_is_parsed(
+    alice_client: tuple[APIClient, dict[str, Any]],
+) -> None:
+    client, ids = alice_client
+    raw = big_json(LIMIT - 1000)
+    assert len(raw) < LIMIT
+    response = client.generic("POST", "/api/v1/matches", raw, content_type="application/json")
+    body = assert_clean_error(response, 400, "invalid_input")
+    assert "pad" in body["details"]  # parsed, then refused as an unknown field
+
+
+# -- malformed tokens, on the main endpoints ---------------------------------------------
+
+BAD_AUTHORIZATIONS = [
+    ("no key", "Token", "authentication_failed"),
+    ("no key, space", "Token ", "authentication_failed"),
+    ("two parts", "Token a b", "authentication_failed"),
+    ("unknown key", "Token " + "0" * 40, "authentication_failed"),
+    ("latin-1 key", "Token caf\u00e9", "authentication_failed"),
+    ("non-latin-1 key", "Token \u2603\u2603", "authentication_failed"),
+    ("nul byte", "Token abc\x00def", "authentication_failed"),
+    ("very long key", "Token " + "a" * 10_000, "authentication_failed"),
+    ("bearer", "Bearer x", "not_authenticated"),
+    ("basic", "Basic Zm9vOmJhcg==", "not_authenticated"),
+    ("empty", "", "not_authenticated"),
+]
+
+AUTHENTICATED_ENDPOINTS = [
+    ("get", "/api/v1/auth/me"),
+    ("post", "/api/v1/auth/token/revoke"),
+    ("get", "/api/v1/matches"),
+    ("post", "/api/v1/matches"),
+    ("get", "/api/v1/matches/{match}"),
+    ("post", "/api/v1/matches/{match}/moves"),
+    ("get", "/api/v1/matches/{match}/events"),
+    ("get", "/api/v1/deals/{deal}"),
+]
+
+
+@pytest.mark.parametrize("endpoint", AUTHENTICATED_ENDPOINTS, ids=lambda e: f"{e[0]} {e[1]}")
+@pytest.mark.parametrize("auth", BAD_AUTHORIZATIONS, ids=lambda a: a[0])
+def test_malformed_tokens_get_401(
+    auth: tuple[str, str, str],
+    endpoint: tuple[str, str],
+    alice_client: tuple[APIClient, dict[str, Any]],
+) -> None:
+    _, ids = alice_client
+    _, header, code = auth
+    method, url = endpoint
+    client = APIClient()
+    url = url.format(**ids)
+    if method == "get":
+        response = client.get(url, HTTP_AUTHORIZATION=header)
+    else:
+        response = client.post(url, {}, format="json", HTTP_AUTHORIZATION=header)
+    assert_clean_error(response, 401, code)
+    assert response["WWW-Authenticate"] == "Token"
