@@ -72,17 +72,25 @@ def expert_bot(
         worlds = sampler.every_world()
     else:
         worlds = (sampler.sample(rng) for _ in range(cap))
+    hard_deadline = deadline + budget_ms * (1 - TIME_SHARE) / 1000.0
     for iteration, guess in enumerate(worlds):
         if iteration and time.perf_counter() > deadline:
             break
-        for i, card in enumerate(moves):
+        values = []
+        for card in moves:
+            if iteration and time.perf_counter() > hard_deadline:
+                break  # out of time mid-guess: every card must be scored on the same guesses
             deal = guess.copy()
             deal.play(card)
             if exact:
-                totals[i] += _solve_against_model(deal, team)
+                values.append(_solve_against_model(deal, team))
             else:
                 _playout(deal, team)
-                totals[i] += _score(deal, team)
+                values.append(_score(deal, team))
+        if len(values) < len(moves):
+            break
+        for i, value in enumerate(values):
+            totals[i] += value
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
 
