@@ -24,9 +24,11 @@ from games import rules
 from games.errors import DealNotOverError, MatchPrivateError
 from games.models import Deal, DealStatus, Match, Move
 from games.selectors import (
+    deal_moves,
     deal_record_for_user,
     deal_summary,
     deck_for_seed,
+    is_admin,
     match_seats,
     match_summary,
     seat_of_user,
@@ -56,14 +58,6 @@ class RecordTooLargeError(ServiceError):
     message = f"A deal record is at most {RECORD_MAX_BYTES} bytes."
 
 
-def _is_admin(user: User) -> bool:
-    return bool(user.is_authenticated and user.is_staff)
-
-
-def _moves(deal: Deal) -> list[str]:
-    return list(Move.objects.filter(deal=deal).order_by("ply").values_list("card", flat=True))
-
-
 def replay_steps(events: list[JSON]) -> list[JSON]:
     """``deal_events`` numbered, each with ``at_ply``: the moves played once it happened."""
     steps = []
@@ -82,13 +76,13 @@ def deal_replay_for_user(
     then (None: the full view, every hand), with the steps that led there."""
     match = deal.match
     seats = match_seats(match)
-    admin = _is_admin(user)
+    admin = is_admin(user)
     mine = seat_of_user(seats, user)
     if not (admin or mine is not None or match.public):
         raise MatchPrivateError()
     if seat is not None and seat >= match.players:
         raise ValidationError({"seat": [f"A seat of this deal is 0 to {match.players - 1}."]})
-    moves = _moves(deal)
+    moves = deal_moves(deal)
     present = len(moves)
     if not deal.is_over and not admin:
         if mine is None:
@@ -166,7 +160,7 @@ def deal_export_text(*, deal: Deal, record: rules.DealRecord) -> str:
 def match_export_for_user(*, match: Match, user: User) -> JSON:
     """Every deal of the match that is over, as records to export."""
     seats = match_seats(match)
-    if not (_is_admin(user) or seat_of_user(seats, user) is not None or match.public):
+    if not (is_admin(user) or seat_of_user(seats, user) is not None or match.public):
         raise MatchPrivateError()
     deals = []
     for deal in match.deals.exclude(status=DealStatus.ACTIVE).order_by("number"):

@@ -33,10 +33,15 @@ def deck_for_seed(seed: str) -> tuple[rules.Card, ...]:
     return rules.shuffled_deck(seed)
 
 
+def deal_moves(deal: Deal) -> list[str]:
+    """The deal's move log: card codes in play order."""
+    return list(Move.objects.filter(deal=deal).order_by("ply").values_list("card", flat=True))
+
+
 def deal_state(deal: Deal, *, moves: list[str] | None = None) -> rules.Deal:
     """The rules engine's replay of the deal's seed and move log."""
     if moves is None:
-        moves = list(Move.objects.filter(deal=deal).order_by("ply").values_list("card", flat=True))
+        moves = deal_moves(deal)
     return rules.replay_moves(deal.match.players, deal.dealer, deck_for_seed(deal.seed), moves)
 
 
@@ -70,13 +75,14 @@ def seat_of_user(seats: list[Seat], user: User) -> Seat | None:
     return None
 
 
-def _is_admin(user: User) -> bool:
+def is_admin(user: User) -> bool:
+    """Administrators (staff) may see every deal, at any time."""
     return bool(user.is_authenticated and user.is_staff)
 
 
 def match_visible_to(match: Match, seats: list[Seat], user: User) -> bool:
     """Players, invitees, admins; anyone for a public match or one with an open seat."""
-    if match.public or _is_admin(user):
+    if match.public or is_admin(user):
         return True
     if any(s.user_id == user.pk for s in seats):
         return True
@@ -87,7 +93,7 @@ def matches_visible_to(user: User) -> QuerySet[Match]:
     open_seat = Seat.objects.filter(match=OuterRef("pk"), user__isnull=True)
     mine = Seat.objects.filter(match=OuterRef("pk"), user=user)
     queryset = Match.objects.annotate(has_open_seat=Exists(open_seat), is_mine=Exists(mine))
-    if _is_admin(user):
+    if is_admin(user):
         return queryset
     return queryset.filter(
         Q(public=True) | Q(is_mine=True) | Q(status=MatchStatus.WAITING, has_open_seat=True)
@@ -252,7 +258,7 @@ def deal_record_for_user(*, deal: Deal, user: User) -> JSON:
     public); at any time to administrators."""
     match = deal.match
     seats = match_seats(match)
-    admin = _is_admin(user)
+    admin = is_admin(user)
     is_player = seat_of_user(seats, user) is not None
     if not (admin or is_player or match.public):
         raise MatchPrivateError()
