@@ -90,19 +90,7 @@ def rated_game_apply(*, game: RatedGame) -> int:
                 for user_id, skill in zip(team, skills, strict=True):
                     rating = ratings[user_id]
                     changes.append(
-                        RatingChange(
-                            user_id=user_id,
-                            category=game.category,
-                            match_id=game.match_id,
-                            match_finished_at=game.finished_at,
-                            result=result,
-                            mu_before=rating.mu,
-                            sigma_before=rating.sigma,
-                            mu_after=skill.mu,
-                            sigma_after=skill.sigma,
-                            rating_before=display_rating(rating.mu),
-                            rating_after=display_rating(skill.mu),
-                        )
+                        _rating_change(user_id, game, result, Skill(rating.mu, rating.sigma), skill)
                     )
                     _advance(rating, skill, game)
             # Two statements for all the players; a crash between (or inside) them rolls
@@ -117,6 +105,32 @@ def rated_game_apply(*, game: RatedGame) -> int:
         logger.info("rating changes of match %s were already recorded", game.match_id)
         return 0
     return len(user_ids)
+
+
+def _rating_change(
+    user_id: int,
+    game: RatedGame,
+    result: str,
+    old: Skill,
+    new: Skill,
+    *,
+    counted_in_stats: bool = False,
+) -> RatingChange:
+    """One player's change for ``game`` (the same row from the task and the recompute)."""
+    return RatingChange(
+        user_id=user_id,
+        category=game.category,
+        match_id=game.match_id,
+        match_finished_at=game.finished_at,
+        result=result,
+        mu_before=old.mu,
+        sigma_before=old.sigma,
+        mu_after=new.mu,
+        sigma_after=new.sigma,
+        rating_before=display_rating(old.mu),
+        rating_after=display_rating(new.mu),
+        counted_in_stats=counted_in_stats,
+    )
 
 
 def _advance(rating: Rating, skill: Skill, game: RatedGame) -> None:
@@ -238,20 +252,7 @@ def ratings_rebuild(
             ):
                 key = (user_id, category)
                 changes.append(
-                    RatingChange(
-                        user_id=user_id,
-                        category=category,
-                        match_id=game.match_id,
-                        match_finished_at=game.finished_at,
-                        result=result,
-                        mu_before=old.mu,
-                        sigma_before=old.sigma,
-                        mu_after=new.mu,
-                        sigma_after=new.sigma,
-                        rating_before=display_rating(old.mu),
-                        rating_after=display_rating(new.mu),
-                        counted_in_stats=True,
-                    )
+                    _rating_change(user_id, game, result, old, new, counted_in_stats=True)
                 )
                 skills[key] = new
                 counts[key] = counts.get(key, 0) + 1
