@@ -1,0 +1,795 @@
+"""The load the service holds: moves/s and latency over HTTP, against the targets of issue 7.
+
+    .venv/bin/python bench/load.py [--seconds 30] [--clients 16] [--users 32] [--keep-db] [--json]
+
+Starts the service as in production on this machine, on 127.0.0.1 only:
+
+- a scratch PostgreSQL database (``briscola_load`` by default; the name must start with
+  ``briscola_load``, any other is refused) dropped and created afresh with
+  ``createdb -h 127.0.0.1 -U postgres``, migrated, with the bot accounts (``ensure_bots``);
+  it is dropped at the end unless ``--keep-db``;
+- gunicorn on a free port with ``2 * cores + 1`` **sync** workers, ``DEBUG=false``, a random
+  ``SECRET_KEY``, the throttles off and ``REDIS_URL`` set. Sync, because that is what the
+  Dockerfile and Docker Compose run, and because every request here is CPU-bound Python
+  (the GIL makes threads in one worker no faster; processes are the unit of parallelism).
+  A sync worker does not keep connections alive, so each request opens a new loopback TCP
+  connection, for the trivial GET and the moves alike. ``--worker-class gthread`` (2 threads
+  per worker, keep-alive) is there to compare;
+- a Celery worker (``celery -A briscola_service worker -l warning --concurrency 2``) on a
+  Redis database of its own (``redis://127.0.0.1:6379/13`` by default), for the bot games.
+
+Then, with every phase bounded in time and the whole run by ``--timeout``:
+
+1. registers ``--users`` accounts through the API;
+2. the trivial endpoint: ``--clients`` threads, each with its own ``requests.Session``, call
+   ``GET /api/v1/auth/me`` for ``--get-seconds``: requests per second;
+3. person-vs-person: ``--clients`` threads in pairs play ``single`` 2-player matches, one
+   creating with an open seat, the other joining; each polls ``GET /api/v1/matches/{id}``
+   (every ``--poll-ms``) and plays its first legal card with the ply it saw (the move's
+   response is the next state it reads). A 409 (``stale_ply``, ``not_your_turn``) is a
+   retry, not an error; a 5xx, another unexpected status or a connection error is an error.
+   Runs for ``--seconds`` (or ``--matches``); every move POST's latency is recorded;
+4. person-vs-greedy-bot through the Celery worker: ``--bot-clients`` threads play against
+   ``{"bot": "greedy"}`` for ``--bot-seconds``; for each move after which the bot is to
+   play, the time from the move's response (committed) until a GET (every 5 ms) shows the
+   bot's card;
+5. checks the move log in the scratch database: every finished deal has exactly the plies
+   0..39, every other deal 0..n-1 without gap, and every move answered 201 is in the log.
+
+Prints the trivial GET's req/s, moves/s, their ratio, the move latency p50/p99, the error
+count, the lost moves and the bot's reply p50/p95, each target with met / not met. The load
+generator runs on the same machine as the server and competes with it for the CPU: the
+figures are a floor for the server, and the ratio (both measured the same way, in the same
+run) is the figure to compare. Exit status 0 when every target is met, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+PG = ["-h", "127.0.0.1", "-U", "postgres"]
+PASSWORD = "a-long-password-load-1"
+
+TARGET_RATIO = 0.15
+TARGET_P99_MS = 50.0
+TARGET_BOT_P50_MS = 50.0
+
+
+class GlobalTimeout(Exception):
+    pass
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def venv_bin(name: str) -> str:
+    path = Path(sys.executable).parent / name
+    if path.exists():
+        return str(path)
+    found = shutil.which(name)
+    if not found:
+        raise SystemExit(f"load: {name} not found (install the project into .venv)")
+    return found
+
+
+# --- processes --------------------------------------------------------------------------
+
+
+class Procs:
+    def __init__(self, logdir: Path) -> None:
+        self.logdir = logdir
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(self, name: str, cmd: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = open(self.logdir / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.procs.append((name, proc))
+        return proc
+
+    def stop(self) -> None:
+        for _, proc in reversed(self.procs):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for _, proc in reversed(self.procs):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            # the group too: gunicorn's and celery's children
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.logdir / f"{name}.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, check: bool = True) -> str:
+    out = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    if check and out.returncode != 0:
+        raise SystemExit(f"load: {' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout
+
+
+def database_exists(name: str) -> bool:
+    out = run(
+        ["psql", *PG, "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{name}'", "postgres"]
+    )
+    return out.strip() == "1"
+
+
+def drop_database(name: str) -> None:
+    run(["dropdb", *PG, "--if-exists", "--force", name])
+
+
+# --- the client side ---------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    move_latencies: list[float] = field(default_factory=list)
+    moves_ok: int = 0
+    retries: int = 0
+    errors: int = 0
+    error_samples: list[str] = field(default_factory=list)
+    acknowledged: list[tuple[str, int, str]] = field(default_factory=list)  # match, ply, card
+    matches_started: int = 0
+    matches_finished: int = 0
+    bot_replies: list[float] = field(default_factory=list)
+    bot_timeouts: int = 0
+    polls: int = 0
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors += 1
+            if len(self.error_samples) < 10:
+                self.error_samples.append(what)
+
+
+class Client:
+    def __init__(self, base: str, token: str, username: str) -> None:
+        self.base = base
+        self.username = username
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Token {token}"
+
+    def get(self, path: str) -> requests.Response:
+        return self.session.get(self.base + path, timeout=15)
+
+    def post(self, path: str, body: dict[str, Any]) -> requests.Response:
+        return self.session.post(self.base + path, json=body, timeout=15)
+
+
+def register(base: str, count: int, prefix: str) -> list[tuple[str, str]]:
+    users = []
+    with requests.Session() as s:
+        for i in range(count):
+            name = f"{prefix}{i:03d}"
+            r = s.post(
+                base + "/api/v1/auth/register",
+                json={"username": name, "password": PASSWORD},
+                timeout=15,
+            )
+            if r.status_code != 201:
+                raise SystemExit(f"load: registering {name}: {r.status_code} {r.text[:300]}")
+            users.append((name, r.json()["token"]))
+    return users
+
+
+def trivial_get(base: str, users: list[tuple[str, str]], clients: int, seconds: float) -> dict:
+    stop_at = time.monotonic() + seconds
+    counts = [0] * clients
+    errors = [0] * clients
+
+    def worker(i: int) -> None:
+        name, token = users[i % len(users)]
+        client = Client(base, token, name)
+        while time.monotonic() < stop_at:
+            try:
+                r = client.get("/api/v1/auth/me")
+                if r.status_code == 200:
+                    counts[i] += 1
+                else:
+                    errors[i] += 1
+            except requests.RequestException:
+                errors[i] += 1
+        client.session.close()
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+    elapsed = time.monotonic() - started
+    return {
+        "requests": sum(counts),
+        "errors": sum(errors),
+        "seconds": elapsed,
+        "rps": sum(counts) / elapsed,
+    }
+
+
+def play_move(client: Client, match_id: str, view: dict, stats: Stats) -> dict | None:
+    """Plays the first legal card at the ply seen; returns the new view, or None to re-read."""
+    deal = view["current_deal"]
+    card, ply = deal["legal"][0], deal["ply"]
+    t0 = time.perf_counter()
+    try:
+        r = client.post(f"/api/v1/matches/{match_id}/moves", {"card": card, "ply": ply})
+    except requests.RequestException as exc:
+        stats.error(f"move POST: {type(exc).__name__}")
+        return None
+    dt = time.perf_counter() - t0
+    with stats.lock:
+        stats.move_latencies.append(dt)
+    if r.status_code == 201:
+        with stats.lock:
+            stats.moves_ok += 1
+            stats.acknowledged.append((match_id, ply, card))
+        return r.json()
+    if r.status_code == 409:
+        with stats.lock:
+            stats.retries += 1
+        return None
+    stats.error(f"move POST: {r.status_code} {r.text[:200]}")
+    return None
+
+
+def my_turn(view: dict) -> bool:
+    deal = view.get("current_deal")
+    return (
+        view["status"] == "active"
+        and deal is not None
+        and not deal["over"]
+        and deal["turn"] is not None
+        and deal["turn"] == view["your_seat"]
+        and bool(deal["legal"])
+    )
+
+
+def read_match(client: Client, match_id: str, stats: Stats) -> dict | None:
+    with stats.lock:
+        stats.polls += 1
+    try:
+        r = client.get(f"/api/v1/matches/{match_id}")
+    except requests.RequestException as exc:
+        stats.error(f"match GET: {type(exc).__name__}")
+        return None
+    if r.status_code != 200:
+        stats.error(f"match GET: {r.status_code} {r.text[:200]}")
+        return None
+    return r.json()
+
+
+def play_until_over(
+    client: Client, match_id: str, stats: Stats, poll: float, stop: threading.Event
+) -> bool:
+    """Plays one's seat of a match until it is over (True) or the phase stops (False)."""
+    view: dict | None = None
+    while not stop.is_set():
+        if view is None:
+            view = read_match(client, match_id, stats)
+            if view is None:
+                time.sleep(poll)
+                continue
+        if view["status"] != "active":
+            return True
+        if my_turn(view):
+            view = play_move(client, match_id, view, stats)
+        else:
+            time.sleep(poll)
+            view = None
+    return False
+
+
+def pvp_phase(
+    base: str,
+    users: list[tuple[str, str]],
+    clients: int,
+    seconds: float,
+    max_matches: int,
+    poll: float,
+) -> tuple[Stats, float]:
+    stats = Stats()
+    stop = threading.Event()
+    budget = threading.Semaphore(max_matches) if max_matches else None
+    pairs = clients // 2
+
+    def pair_worker(p: int) -> None:
+        (na, ta), (nb, tb) = users[2 * p], users[2 * p + 1]
+        a, b = Client(base, ta, na), Client(base, tb, nb)
+        while not stop.is_set():
+            if budget is not None and not budget.acquire(blocking=False):
+                break
+            try:
+                r = a.post("/api/v1/matches", {"players": 2, "format": "single", "seats": ["open"]})
+            except requests.RequestException as exc:
+                stats.error(f"create: {type(exc).__name__}")
+                time.sleep(0.1)
+                continue
+            if r.status_code != 201:
+                stats.error(f"create: {r.status_code} {r.text[:200]}")
+                time.sleep(0.1)
+                continue
+            match_id = r.json()["id"]
+            try:
+                rj = b.post(f"/api/v1/matches/{match_id}/join", {})
+            except requests.RequestException as exc:
+                stats.error(f"join: {type(exc).__name__}")
+                continue
+            if rj.status_code not in (200, 201):
+                stats.error(f"join: {rj.status_code} {rj.text[:200]}")
+                continue
+            with stats.lock:
+                stats.matches_started += 1
+            other = threading.Thread(
+                target=play_until_over, args=(b, match_id, stats, poll, stop), daemon=True
+            )
+            other.start()
+            done = play_until_over(a, match_id, stats, poll, stop)
+            other.join(60)
+            if done:
+                with stats.lock:
+                    stats.matches_finished += 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=pair_worker, args=(p,), daemon=True) for p in range(pairs)]
+    for t in threads:
+        t.start()
+    deadline = started + seconds
+    while time.monotonic() < deadline and any(t.is_alive() for t in threads):
+        time.sleep(0.05)
+    elapsed = time.monotonic() - started
+    stop.set()
+    for t in threads:
+        t.join(30)
+    return stats, elapsed
+
+
+def bot_phase(
+    base: str, users: list[tuple[str, str]], clients: int, seconds: float, stats: Stats
+) -> float:
+    stop = threading.Event()
+    poll = 0.005
+
+    def worker(i: int) -> None:
+        name, token = users[i]
+        client = Client(base, token, name)
+        while not stop.is_set():
+            try:
+                r = client.post(
+                    "/api/v1/matches",
+                    {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]},
+                )
+            except requests.RequestException as exc:
+                stats.error(f"bot create: {type(exc).__name__}")
+                continue
+            if r.status_code != 201:
+                stats.error(f"bot create: {r.status_code} {r.text[:200]}")
+                time.sleep(0.1)
+                continue
+            match_id = r.json()["id"]
+            view: dict | None = r.json()
+            while not stop.is_set():
+                if view is None:
+                    view = read_match(client, match_id, stats)
+                    if view is None:
+                        time.sleep(poll)
+                        continue
+                if view["status"] != "active":
+                    break
+                if not my_turn(view):
+                    time.sleep(poll)
+                    view = None
+                    continue
+                new = play_move(client, match_id, view, stats)
+                if new is None:
+                    view = None
+                    continue
+                committed = time.perf_counter()
+                deal = new.get("current_deal")
+                view = new
+                if new["status"] != "active" or deal is None or deal["over"] or my_turn(new):
+                    continue  # the bot is not to play (deal over, or we lead again)
+                seen_ply = deal["ply"]
+                limit = committed + 10
+                while time.perf_counter() < limit and not stop.is_set():
+                    time.sleep(poll)
+                    view = read_match(client, match_id, stats)
+                    if view is None:
+                        continue
+                    d = view.get("current_deal")
+                    if view["status"] != "active" or d is None or d["ply"] > seen_ply:
+                        with stats.lock:
+                            stats.bot_replies.append(time.perf_counter() - committed)
+                        break
+                else:
+                    if not stop.is_set():
+                        with stats.lock:
+                            stats.bot_timeouts += 1
+                    view = None
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    return time.monotonic() - started
+
+
+# --- the move log ------------------------------------------------------------------------
+
+
+def check_log(database_url: str, acknowledged: list[tuple[str, int, str]]) -> dict:
+    import psycopg
+
+    with psycopg.connect(database_url, connect_timeout=10) as conn, conn.cursor() as cur:
+        cur.execute(
+            """
+            SELECT d.id, d.status, count(m.id), count(DISTINCT m.ply),
+                   coalesce(min(m.ply), 0), coalesce(max(m.ply), -1)
+            FROM games_deal d LEFT JOIN games_move m ON m.deal_id = d.id
+            GROUP BY d.id, d.status
+            """
+        )
+        finished = bad_finished = bad_other = 0
+        for _deal_id, status, n, distinct, lo, hi in cur.fetchall():
+            if status == "finished":
+                finished += 1
+                if not (n == 40 and distinct == 40 and lo == 0 and hi == 39):
+                    bad_finished += 1
+            elif not (n == distinct and (n == 0 or (lo == 0 and hi == n - 1))):
+                bad_other += 1
+        cur.execute(
+            """
+            SELECT d.match_id::text, m.ply, m.card
+            FROM games_move m JOIN games_deal d ON d.id = m.deal_id
+            """
+        )
+        logged = {(str(mid), int(ply), card) for mid, ply, card in cur.fetchall()}
+        cur.execute("SELECT count(*) FROM games_move")
+        total_moves = cur.fetchone()[0]  # type: ignore[index]
+    lost = [a for a in acknowledged if a not in logged]
+    return {
+        "finished_deals": finished,
+        "finished_deals_bad": bad_finished,
+        "other_deals_bad": bad_other,
+        "moves_in_log": total_moves,
+        "acknowledged": len(acknowledged),
+        "lost": len(lost),
+    }
+
+
+# --- main --------------------------------------------------------------------------------
+
+
+def wait_http(url: str, procs: Procs, proc: subprocess.Popen[bytes], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"load: gunicorn exited:\n{procs.log_tail('gunicorn')}")
+        try:
+            requests.get(url, timeout=2)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+    raise SystemExit(f"load: gunicorn did not answer within {seconds}s")
+
+
+def wait_celery(env: dict[str, str], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    celery = venv_bin("celery")
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            [celery, "-A", "briscola_service", "inspect", "ping", "-t", "2"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        if out.returncode == 0 and "pong" in out.stdout:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0, help="person-vs-person phase")
+    parser.add_argument("--matches", type=int, default=0, help="stop after N matches (0: time)")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent clients (even)")
+    parser.add_argument("--users", type=int, default=32)
+    parser.add_argument("--get-seconds", type=float, default=5.0)
+    parser.add_argument("--bot-clients", type=int, default=4)
+    parser.add_argument("--bot-seconds", type=float, default=10.0)
+    parser.add_argument("--poll-ms", type=float, default=20.0, help="waiting player's GET period")
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    parser.add_argument("--db", default="briscola_load", help="scratch database (briscola_load*)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--keep-db", action="store_true", help="do not drop the database after")
+    parser.add_argument("--timeout", type=float, default=0, help="global limit (default: computed)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+
+    if not args.db.startswith("briscola_load") or not args.db.replace("_", "").isalnum():
+        parser.error(f"refusing database {args.db!r}: the scratch name must start briscola_load")
+    if args.clients < 2 or args.clients % 2:
+        parser.error("--clients must be even and at least 2 (players come in pairs)")
+    if args.users < max(args.clients, args.bot_clients):
+        parser.error("--users must be at least --clients and --bot-clients")
+    if not args.redis_url.startswith(("redis://127.0.0.1", "redis://localhost")):
+        parser.error("--redis-url must be on the loopback")
+    timeout = args.timeout or (
+        120 + args.get_seconds + args.seconds + args.bot_seconds + args.users * 0.5
+    )
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise GlobalTimeout(f"global timeout of {timeout:.0f}s")
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(int(timeout))
+
+    cores = os.cpu_count() or 1
+    database_url = f"postgres://postgres@127.0.0.1:5432/{args.db}"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "THROTTLE_USER_RATE": "none",
+        "THROTTLE_ANON_RATE": "none",
+        "LOG_LEVEL": "WARNING",
+    }
+    logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-load-{os.getpid()}"
+    logdir.mkdir(parents=True, exist_ok=True)
+    procs = Procs(logdir)
+    say = (
+        (lambda *a: print(*a, file=sys.stderr, flush=True))
+        if args.json
+        else (lambda *a: print(*a, flush=True))
+    )
+    results: dict[str, Any] = {}
+    created_db = False
+    try:
+        say(
+            f"load: {cores} cores; gunicorn {args.workers} {args.worker_class} workers + Celery "
+            f"(concurrency 2) + PostgreSQL + Redis AND the {args.clients} client threads all "
+            f"share these cores: the client competes with the server for the CPU, so absolute "
+            f"figures are a floor; the ratio to the trivial GET is measured the same way."
+        )
+        if database_exists(args.db):
+            drop_database(args.db)
+        run(["createdb", *PG, args.db])
+        created_db = True
+        py = sys.executable
+        run([py, "manage.py", "migrate", "--noinput", "-v", "0"], env=env)
+        run([py, "manage.py", "ensure_bots"], env=env)
+
+        gunicorn_cmd = [
+            venv_bin("gunicorn"),
+            "briscola_service.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--worker-class",
+            args.worker_class,
+            "--log-level",
+            "warning",
+        ]
+        if args.worker_class == "gthread":
+            gunicorn_cmd += ["--threads", "2"]
+        web = procs.start("gunicorn", gunicorn_cmd, env)
+        procs.start(
+            "celery",
+            [
+                venv_bin("celery"),
+                "-A",
+                "briscola_service",
+                "worker",
+                "-l",
+                "warning",
+                "--concurrency",
+                "2",
+                "-n",
+                f"load-{os.getpid()}@%h",
+            ],
+            env,
+        )
+        wait_http(base + "/api/v1/auth/me", procs, web, 30)
+        if not wait_celery(env, 45):
+            raise SystemExit(f"load: the Celery worker did not answer:\n{procs.log_tail('celery')}")
+        say(f"load: serving on {base} (database {args.db}, broker {args.redis_url}); logs {logdir}")
+
+        prefix = f"load{secrets.token_hex(2)}u"
+        users = register(base, args.users, prefix)
+        say(f"load: registered {len(users)} users")
+
+        # warm every worker up (imports, connections) before measuring
+        trivial_get(base, users, args.clients, 1.0)
+        get = trivial_get(base, users, args.clients, args.get_seconds)
+        say(
+            f"load: trivial GET /api/v1/auth/me: {get['rps']:.0f} req/s "
+            f"({get['requests']} in {get['seconds']:.1f}s, {get['errors']} errors)"
+        )
+
+        stats, pvp_seconds = pvp_phase(
+            base, users, args.clients, args.seconds, args.matches, args.poll_ms / 1000
+        )
+        moves_per_s = stats.moves_ok / pvp_seconds
+        pvp_latencies = list(stats.move_latencies)
+        pvp_errors = stats.errors
+        pvp_moves = stats.moves_ok
+        pvp_polls = stats.polls
+        say(
+            f"load: person-vs-person: {stats.moves_ok} moves in {pvp_seconds:.1f}s, "
+            f"{stats.matches_finished}/{stats.matches_started} matches finished, "
+            f"{stats.retries} retries (409), {stats.errors} errors, "
+            f"{pvp_polls / pvp_seconds:.0f} match GETs/s of polling"
+        )
+
+        bot_seconds = bot_phase(base, users, args.bot_clients, args.bot_seconds, stats)
+        say(
+            f"load: person-vs-greedy: {len(stats.bot_replies)} bot replies timed in "
+            f"{bot_seconds:.1f}s, {stats.bot_timeouts} not seen within 10 s"
+        )
+
+        log = check_log(database_url, stats.acknowledged)
+
+        ratio = moves_per_s / get["rps"] if get["rps"] else 0.0
+        p50 = percentile(pvp_latencies, 50)
+        p99 = percentile(pvp_latencies, 99)
+        bot50 = percentile(stats.bot_replies, 50)
+        bot95 = percentile(stats.bot_replies, 95)
+        lost = log["lost"] + log["finished_deals_bad"] + log["other_deals_bad"]
+        errors = stats.errors + get["errors"]
+        results = {
+            "cores": cores,
+            "gunicorn_workers": args.workers,
+            "worker_class": args.worker_class,
+            "clients": args.clients,
+            "get_rps": get["rps"],
+            "moves": pvp_moves,
+            "poll_ms": args.poll_ms,
+            "polls_per_s": pvp_polls / pvp_seconds,
+            "pvp_seconds": pvp_seconds,
+            "moves_per_s": moves_per_s,
+            "ratio": ratio,
+            "move_p50_ms": None if p50 is None else p50 * 1000,
+            "move_p99_ms": None if p99 is None else p99 * 1000,
+            "move_mean_ms": statistics.fmean(pvp_latencies) * 1000 if pvp_latencies else None,
+            "matches_started": stats.matches_started,
+            "matches_finished": stats.matches_finished,
+            "retries_409": stats.retries,
+            "errors": errors,
+            "pvp_errors": pvp_errors,
+            "error_samples": stats.error_samples,
+            "bot_replies": len(stats.bot_replies),
+            "bot_timeouts": stats.bot_timeouts,
+            "bot_reply_p50_ms": None if bot50 is None else bot50 * 1000,
+            "bot_reply_p95_ms": None if bot95 is None else bot95 * 1000,
+            "log": log,
+            "lost_moves": lost,
+        }
+        targets = {
+            "ratio": ratio >= TARGET_RATIO,
+            "move_p99": p99 is not None and p99 * 1000 <= TARGET_P99_MS,
+            "errors": errors == 0,
+            "lost_moves": lost == 0,
+            "bot_reply_p50": bot50 is not None
+            and bot50 * 1000 <= TARGET_BOT_P50_MS
+            and stats.bot_timeouts == 0,
+        }
+        results["targets_met"] = targets
+
+        def mark(ok: bool) -> str:
+            return "met" if ok else "NOT MET"
+
+        if args.json:
+            print(json.dumps(results, indent=2))
+        else:
+            print()
+            print(f"  trivial GET /auth/me     {get['rps']:8.0f} req/s   ({args.clients} clients)")
+            print(
+                f"  moves                    {moves_per_s:8.1f} /s      "
+                f"({pvp_moves} moves, {stats.matches_finished} matches finished, "
+                f"{pvp_polls / pvp_seconds:.0f} polling GETs/s)"
+            )
+            print(
+                f"  moves/s / GET req/s      {ratio:8.3f}          target >= {TARGET_RATIO}"
+                f"   {mark(targets['ratio'])}"
+            )
+            print(f"  move latency p50         {fmt(results['move_p50_ms'], ' ms'):>11}")
+            print(
+                f"  move latency p99         {fmt(results['move_p99_ms'], ' ms'):>11}"
+                f"       target <= {TARGET_P99_MS:.0f} ms  {mark(targets['move_p99'])}"
+            )
+            print(
+                f"  errors (5xx, conn.)      {errors:8d}          target 0       "
+                f"{mark(targets['errors'])}   ({stats.retries} retries on 409)"
+            )
+            print(
+                f"  lost moves               {lost:8d}          target 0       "
+                f"{mark(targets['lost_moves'])}   ({log['finished_deals']} finished deals "
+                f"checked, {log['moves_in_log']} moves in the log)"
+            )
+            print(
+                f"  bot reply p50            {fmt(results['bot_reply_p50_ms'], ' ms'):>11}"
+                f"       target <= {TARGET_BOT_P50_MS:.0f} ms  {mark(targets['bot_reply_p50'])}"
+                f"   (p95 {fmt(results['bot_reply_p95_ms'], ' ms')}, "
+                f"{len(stats.bot_replies)} replies)"
+            )
+            if stats.error_samples:
+                print("  first errors:", *stats.error_samples, sep="\n    ")
+        return 0 if all(targets.values()) else 1
+    except GlobalTimeout as exc:
+        print(f"load: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        signal.alarm(0)
+        procs.stop()
+        if created_db and not args.keep_db:
+            try:
+                drop_database(args.db)
+            except (SystemExit, subprocess.SubprocessError) as exc:
+                print(f"load: could not drop {args.db}: {exc}", file=sys.stderr)
+        elif created_db:
+            print(f"load: kept database {args.db} ({database_url})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
