@@ -50,9 +50,18 @@ def bot_levels_seatable() -> list[str]:
     return [level for level in settings.BOT_LEVELS if level in BOT_LOGIC]
 
 
-def match_get(*, match_id: Any) -> Match:
+def match_get(*, match_id: Any, for_update: bool = False) -> Match:
+    """The match, or MatchNotFoundError; ``for_update`` takes its row lock (in a transaction).
+
+    The lock is FOR UPDATE OF the match only: a plain FOR UPDATE would lock the joined
+    creator's account row too, and two users joining each other's matches would deadlock
+    on the seats' foreign-key checks (tests/integration/test_pg_races.py).
+    """
+    queryset = Match.objects.select_related("created_by")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
     try:
-        return Match.objects.select_related("created_by").get(id=match_id)
+        return queryset.get(id=match_id)
     except (Match.DoesNotExist, ValueError, ValidationError):  # not a UUID: no such match
         raise MatchNotFoundError() from None
 

@@ -61,13 +61,7 @@ class SeatSpec:
 
 
 def _lock_match(match_id: object) -> Match:
-    match = match_get(match_id=match_id)
-    # FOR UPDATE OF the match only: a plain FOR UPDATE would lock the joined creator's
-    # account row too, and two users joining each other's matches would deadlock on the
-    # seats' foreign-key checks (tests/integration/test_pg_races.py).
-    return (
-        Match.objects.select_for_update(of=("self",)).select_related("created_by").get(pk=match.pk)
-    )
+    return match_get(match_id=match_id, for_update=True)
 
 
 def match_create(
