@@ -1,13 +1,20 @@
-"""Refuse oversized API request bodies before any view reads them."""
+"""Middleware: refuse oversized API bodies; answer a database outage with a clean 503."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from briscola_service.exceptions import error_body
+
+logger = logging.getLogger(__name__)
+
+# Seconds a client is told to wait when the database is unreachable.
+DATABASE_RETRY_AFTER = 2
 
 
 class RequestBodyLimitMiddleware:
@@ -42,3 +49,43 @@ class RequestBodyLimitMiddleware:
                     status=413,
                 )
         return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """A request that fails because the database cannot be reached (a restart, a failover,
+    a broken persistent connection) gets a 503 ``service_unavailable`` with Retry-After,
+    in the API's error shape under /api/, instead of a 500.
+
+    Nothing was written: the request's transaction, if any, never committed. With
+    ``CONN_HEALTH_CHECKS`` the next request opens a fresh connection, so service resumes
+    as soon as the database is back. Django's ``OperationalError`` also covers a few
+    errors of a reachable database (a deadlock, a serialization failure); those are just
+    as safe to retry, so they get the same answer.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        logger.warning(
+            "database unavailable for %s %s: %s", request.method, request.path, exception
+        )
+        body = error_body(
+            "service_unavailable",
+            "The service is briefly unavailable (its database cannot be reached); "
+            "nothing was changed. Retry shortly.",
+            {"retry_after": DATABASE_RETRY_AFTER},
+        )
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse(body, status=503)
+        else:
+            response = HttpResponse(
+                body["message"], status=503, content_type="text/plain; charset=utf-8"
+            )
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER)
+        return response

@@ -63,6 +63,7 @@ if GAMES_APP_PRESENT:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
+    "briscola_service.middleware.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -97,6 +98,9 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_MAX_AGE"] = 60
+    # A kept connection is checked before a request reuses it: after a database restart
+    # the first request reconnects instead of failing on a dead socket.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -104,9 +108,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
+# A Redis that is down or hung costs a request at most this long (the throttles then let
+# the request through; see briscola_service/throttling.py).
+REDIS_SOCKET_TIMEOUT = 0.5
 CACHES: dict[str, dict[str, Any]] = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {
+                "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+                "socket_timeout": REDIS_SOCKET_TIMEOUT,
+            },
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     ),
@@ -129,13 +143,29 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 30
 CELERY_TASK_SOFT_TIME_LIMIT = 20
 CELERY_TASK_DEFAULT_QUEUE = "briscola"
+# Sending a task while Redis is down: a few quick retries, then the caller logs it and goes
+# on (the move that queued it stands; the periodic sweeps queue it again later).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.1,
+    "interval_max": 0.2,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+# With late acknowledgement, a task whose worker died (SIGKILL, a lost machine) stays
+# unacknowledged in Redis and is delivered again after this many seconds. It must stay
+# above the longest task (CELERY_TASK_TIME_LIMIT) or a slow task would run twice (harmless
+# here, every task is idempotent, but wasted).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 # Periodic sweeps re-queue work that was lost; apps may add entries to this dict.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "sweep-pending-bot-moves": {
         "task": "games.tasks.sweep_pending_bot_moves",
-        "schedule": 30.0,
+        "schedule": env.float("BOT_SWEEP_SECONDS", default=30.0),
     },
     "ratings-sweep": {
         "task": "games.tasks.ratings_sweep",
@@ -164,6 +194,8 @@ BOT_LEVELS = env.list("BOT_LEVELS", default=["random", "greedy", "expert"])
 # ten times above the largest budget allowed here.
 BOT_THINK_MS = env.int("BOT_THINK_MS", default=100)
 BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
+# The sweep re-queues a bot reply once the deal has waited on the bot this long.
+BOT_SWEEP_AFTER_SECONDS = env.float("BOT_SWEEP_AFTER_SECONDS", default=10.0)
 if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
     raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 

@@ -436,12 +436,17 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     return True
 
 
-def bot_moves_sweep(*, older_than: timedelta = timedelta(seconds=10)) -> int:
+def bot_moves_sweep(*, older_than: timedelta | None = None) -> int:
     """Re-queue bot replies that never came (a lost task, a broker that was down).
 
-    Finds active deals whose seat to play is a bot and whose last move (or start) is older
-    than ``older_than``; queues each once. Returns how many were queued.
+    The pending work needs no table of its own: the move that made a bot's turn is
+    committed, and the deal's replayed state says whose turn it is. So the sweep finds
+    active deals whose seat to play is a bot and whose last move (or start) is older than
+    ``older_than`` (default ``settings.BOT_SWEEP_AFTER_SECONDS``), and queues each once.
+    Returns how many were queued.
     """
+    if older_than is None:
+        older_than = timedelta(seconds=settings.BOT_SWEEP_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
     queued = 0
     deals = (

@@ -2,8 +2,9 @@
 
 Tests marked `postgres` run only on PostgreSQL (DATABASE_URL=postgres://...), tests marked
 `redis` only when REDIS_URL answers PING, tests marked `browser` only with Chromium at
-/usr/bin/chromium and the playwright package. Elsewhere they are skipped with the reason, unless
-BRISCOLA_REQUIRE_SERVICES=1 (as in CI), where a missing service fails them.
+/usr/bin/chromium and the playwright package, tests marked `processes` (they start their
+own PostgreSQL, redis-server, gunicorn and Celery) only where those programs are installed.
+Elsewhere they are skipped with the reason, unless BRISCOLA_REQUIRE_SERVICES=1 (as in CI), where a missing service fails them.
 
 On PostgreSQL the test database lets TRUNCATE through the move log's trigger (see
 django_db_setup), so `django_db(transaction=True)` tests work there.
@@ -78,12 +79,19 @@ def _browser_unavailable_reason() -> str | None:
     return None
 
 
+def _processes_unavailable_reason() -> str | None:
+    from tests.faults.stack import missing_tools
+
+    return missing_tools()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     checks: list[tuple[str, Callable[[], str | None]]] = [
         ("postgres", _postgres_unavailable_reason),
         ("redis", _redis_unavailable_reason),
         ("browser", _browser_unavailable_reason),
+        ("processes", _processes_unavailable_reason),
     ]
     for marker, unavailable_reason in checks:
         if item.get_closest_marker(marker) is None:
