@@ -176,8 +176,18 @@ class MoveCreateApi(APIView):
     def _play(self, request: Request, match_id: str) -> Response:
         data = MoveInput(data=request.data)
         data.is_valid(raise_exception=True)
-        services.move_play(match_id=match_id, user=request.user, **data.validated_data)
-        return _detail(request, match_id, status.HTTP_201_CREATED)
+        played = services.move_play(match_id=match_id, user=request.user, **data.validated_data)
+        if played.stale:  # a bot replied in-process (no broker): show the match as it is now
+            return _detail(request, match_id, status.HTTP_201_CREATED)
+        # The match as the move left it, from what the move's transaction read and wrote.
+        detail = selectors.match_detail_for_user(
+            match=played.match,
+            user=request.user,
+            seats=played.seats,
+            deals=played.deals,
+            states=played.states,
+        )
+        return Response(MatchDetailOutput(detail).data, status=status.HTTP_201_CREATED)
 
 
 class MatchResignApi(APIView):

@@ -185,13 +185,27 @@ def match_summary(match: Match, seats: list[Seat]) -> JSON:
     }
 
 
-def match_detail_for_user(*, match: Match, user: User) -> JSON:
-    """The match and its current deal as ``user`` may see them."""
-    seats = match_seats(match)
+def match_detail_for_user(
+    *,
+    match: Match,
+    user: User,
+    seats: list[Seat] | None = None,
+    deals: list[Deal] | None = None,
+    states: dict[int, rules.Deal] | None = None,
+) -> JSON:
+    """The match and its current deal as ``user`` may see them.
+
+    ``seats`` (in seat order), ``deals`` (in order) and ``states`` (replayed deals by id)
+    are what the caller read already, in the same transaction as ``match`` (a move's
+    response: services.MovePlayed); whatever is missing is read here.
+    """
+    if seats is None:
+        seats = match_seats(match)
     if not match_visible_to(match, seats, user):
         raise MatchPrivateError()
     seat = seat_of_user(seats, user)
-    deals = list(match.deals.order_by("number"))
+    if deals is None:
+        deals = list(match.deals.order_by("number"))
     data = match_summary(match, seats)
     data["your_seat"] = seat.number if seat else None
     data["rating_changes"] = match_rating_changes(match, seats)
@@ -200,9 +214,10 @@ def match_detail_for_user(*, match: Match, user: User) -> JSON:
     if deals:
         current = deals[-1]
         current.match = match
-        data["current_deal"] = deal_view(
-            current, deal_state(current), seat=seat.number if seat else None
-        )
+        state = (states or {}).get(current.pk)
+        if state is None:
+            state = deal_state(current)
+        data["current_deal"] = deal_view(current, state, seat=seat.number if seat else None)
     return data
 
 

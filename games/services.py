@@ -211,7 +211,9 @@ def _start_if_full(match: Match) -> None:
     _deal_start(match, rules_match=None)
 
 
-def _deal_start(match: Match, rules_match: rules.Match | None) -> Deal:
+def _deal_start(match: Match, rules_match: rules.Match | None) -> tuple[Deal, rules.Deal, bool]:
+    """Deal the next deal (the first one without ``rules_match``). Returns it, its state,
+    and whether a bot's first card was queued."""
     seed = rules.new_seed()
     if rules_match is None:
         number, dealer = 1, rules.first_dealer(seed, match.players)
@@ -225,13 +227,16 @@ def _deal_start(match: Match, rules_match: rules.Match | None) -> Deal:
         commitment=rules.seed_commitment(seed),
     )
     deal.match = match
-    _queue_bot_reply(deal, deal_state(deal, moves=[]))
-    return deal
+    state = deal_state(deal, moves=[])
+    return deal, state, _queue_bot_reply(deal, state)
 
 
-def _rules_match(match: Match) -> rules.Match:
-    """The match's deal results so far, as the rules engine counts them."""
-    deals = list(match.deals.order_by("number"))
+def _rules_match(match: Match, deals: list[Deal] | None = None) -> rules.Match:
+    """The match's deal results so far, as the rules engine counts them.
+
+    ``deals``: the match's deals in order, when the caller has them already."""
+    if deals is None:
+        deals = list(match.deals.order_by("number"))
     first = deals[0].dealer if deals else 0
     counted = rules.Match(match.players, match.format, first)
     for deal in deals:
@@ -248,14 +253,32 @@ def _current_deal(match: Match) -> Deal:
     return deal
 
 
+@dataclass
+class MovePlayed:
+    """What a move left behind as it committed: enough to answer the move without reading
+    the match again (``selectors.match_detail_for_user(..., preloaded=...)``).
+
+    ``stale`` is set when work that followed the commit ran in this process (a bot's reply
+    without a broker), so the match has moved on and must be read again.
+    """
+
+    match: Match
+    seats: list[Seat]
+    deals: list[Deal]  # every deal of the match, in order, a deal started by the move included
+    states: dict[int, rules.Deal]  # the replayed state of each of them the move touched
+    deal: Deal  # the deal the move was played in
+    stale: bool = False
+
+
 def move_play(
     *, match_id: object, user: User, card: str, ply: int, deal_id: int | None = None
-) -> Deal:
+) -> MovePlayed:
     """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
 
-    Returns the deal the move was played in. Raises ``StalePlyError`` when the deal is
-    no longer at ``ply`` (another move got there first) or, with ``deal_id``, no longer
-    that deal; and the rules engine's errors for an illegal card.
+    Returns the match as the move left it (see :class:`MovePlayed`). Raises
+    ``StalePlyError`` when the deal is no longer at ``ply`` (another move got there first)
+    or, with ``deal_id``, no longer that deal; and the rules engine's errors for an
+    illegal card.
     """
     parsed = rules.Card.from_code(card)
     try:
@@ -269,7 +292,11 @@ def move_play(
                 raise MatchNotStartedError()
             if match.status != MatchStatus.ACTIVE:
                 raise MatchOverError()
-            deal = _current_deal(match)
+            deals = list(match.deals.order_by("number"))
+            deal = deals[-1]
+            deal.match = match
+            if deal.status != DealStatus.ACTIVE:  # pragma: no cover - see _current_deal
+                raise MatchOverError()
             if deal_id is not None and deal.pk != deal_id:
                 raise StalePlyError(
                     "That deal is over: the match has moved on to the next one.",
@@ -283,17 +310,29 @@ def move_play(
                 )
             state.play(parsed, seat=seat.number)
             Move.objects.create(deal=deal, ply=ply, seat=seat.number, card=parsed.code)
+            played = MovePlayed(match, seats, deals, {deal.pk: state}, deal)
             if state.is_over:
-                _deal_finish(match, deal, state)
+                followed = _deal_finish(match, deal, state, played)
             else:
-                _queue_bot_reply(deal, state, seats)
+                followed = _queue_bot_reply(deal, state, seats)
+            played.stale = followed and _tasks_run_in_process()
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
-    return deal
+    return played
 
 
-def _deal_finish(match: Match, deal: Deal, state: rules.Deal) -> None:
+def _tasks_run_in_process() -> bool:
+    from games.tasks import bot_play
+
+    return bool(bot_play.app.conf.task_always_eager)
+
+
+def _deal_finish(
+    match: Match, deal: Deal, state: rules.Deal, played: MovePlayed | None = None
+) -> bool:
+    """Record the deal's result; start the next deal or end the match. Returns whether a
+    bot's reply was queued (the next deal's first card)."""
     now = timezone.now()
     deal.status = DealStatus.FINISHED
     deal.points_team0, deal.points_team1 = state.points
@@ -302,7 +341,7 @@ def _deal_finish(match: Match, deal: Deal, state: rules.Deal) -> None:
     deal.save(
         update_fields=["status", "points_team0", "points_team1", "winner_team", "finished_at"]
     )
-    counted = _rules_match(match)
+    counted = _rules_match(match, played.deals if played else None)
     match.deals_won_team0, match.deals_won_team1 = counted.deals_won
     fields = ["deals_won_team0", "deals_won_team1"]
     if counted.is_over:
@@ -312,10 +351,14 @@ def _deal_finish(match: Match, deal: Deal, state: rules.Deal) -> None:
         match.finished_at = now
         fields += ["status", "winner_team", "end_reason", "finished_at"]
     match.save(update_fields=fields)
-    if not counted.is_over:
-        _deal_start(match, counted)
-    else:
+    if counted.is_over:
         match_rating_queue_on_commit(match)
+        return False
+    following, first_state, queued = _deal_start(match, counted)
+    if played is not None:
+        played.deals.append(following)
+        played.states[following.pk] = first_state
+    return queued
 
 
 def match_resign(*, match_id: object, user: User) -> Match:
@@ -349,17 +392,18 @@ def match_resign(*, match_id: object, user: User) -> Match:
 # -- bots -------------------------------------------------------------------------------
 
 
-def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = None) -> None:
-    """If a bot is to play next, queue its reply once this transaction commits."""
+def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = None) -> bool:
+    """If a bot is to play next, queue its reply once this transaction commits (True)."""
     if state.turn is None:
-        return
+        return False
     if seats is None:
         seats = list(deal.match.seats.select_related("user").order_by("number"))
     user = seats[state.turn].user
     if user is None or not user.is_bot:
-        return
+        return False
     deal_id, ply = deal.pk, state.ply
     transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply))
+    return True
 
 
 # Bot replies waiting to run in this thread, while an in-process (eager) reply runs.

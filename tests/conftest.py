@@ -4,7 +4,8 @@ Tests marked `postgres` run only on PostgreSQL (DATABASE_URL=postgres://...), te
 `redis` only when REDIS_URL answers PING, tests marked `browser` only with Chromium at
 /usr/bin/chromium and the playwright package, tests marked `processes` (they start their
 own PostgreSQL, redis-server, gunicorn and Celery) only where those programs are installed.
-Elsewhere they are skipped with the reason, unless BRISCOLA_REQUIRE_SERVICES=1 (as in CI), where a missing service fails them.
+Elsewhere they are skipped with the reason, unless BRISCOLA_REQUIRE_SERVICES=1 (as in CI),
+where a missing service fails them.
 
 On PostgreSQL the test database lets TRUNCATE through the move log's trigger (see
 django_db_setup), so `django_db(transaction=True)` tests work there.
@@ -241,7 +242,7 @@ class Games:
                 user=users[state.turn],
                 card=state.legal_moves()[0].code,
                 ply=state.ply,
-            )
+            ).deal
             played.append(Move.objects.get(deal=deal, ply=state.ply))
         return played
 
