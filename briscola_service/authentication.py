@@ -15,7 +15,9 @@ TOKEN_KEY = re.compile(r"[0-9A-Za-z]{1,128}")
 
 class TokenAuthentication(authentication.TokenAuthentication):
     """``Authorization: Token <key>``; a header that is not Latin-1 or a key that is not
-    alphanumeric is 401 ``authentication_failed``, never a 500."""
+    alphanumeric is 401 ``authentication_failed``, never a 500. A bot account's token (one
+    an admin made by hand) is refused like a revoked one: bots play through the service's
+    workers only (see accounts.backends for password logins)."""
 
     def authenticate(self, request: Any) -> Any:
         try:
@@ -26,4 +28,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key: str) -> Any:
         if not TOKEN_KEY.fullmatch(key):
             raise AuthenticationFailed("Invalid token.")
-        return super().authenticate_credentials(key)
+        user, token = super().authenticate_credentials(key)
+        if getattr(user, "is_bot", False):
+            raise AuthenticationFailed("Bot accounts cannot sign in.")
+        return user, token

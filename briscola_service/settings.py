@@ -180,6 +180,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
 # --- Auth --------------------------------------------------------------------------------
 
 AUTH_USER_MODEL = "accounts.User"
+AUTHENTICATION_BACKENDS = ["accounts.backends.PeopleOnlyBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -20,6 +20,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games import selectors, services
+from games.replay_apis import OpenToPublicDealsApi
 from games.serializers import (
     DealRecordOutput,
     EventsFilter,
@@ -43,7 +44,15 @@ def _query(request: Request) -> dict[str, Any]:
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
     match = selectors.match_get(match_id=match_id)
     data = selectors.match_detail_for_user(match=match, user=request.user)
-    return Response(MatchDetailOutput(data).data, status=status_code)
+    return _detail_response(data, status_code)
+
+
+def _detail_response(data: dict[str, Any], status_code: int) -> Response:
+    """A match detail as the selectors build it: already JSON-ready, in exactly the shape
+    ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on every
+    kind of match). Running the serializer over it on every poll and every move cost more
+    than the move's own transaction; the serializer stays the schema."""
+    return Response(data, status=status_code)
 
 
 class MatchListCreateApi(APIView):
@@ -144,7 +153,7 @@ class MatchAbortApi(APIView):
     @extend_schema(
         operation_id="matches_abort",
         tags=["matches"],
-        summary="Call off a match still waiting for players (its creator only)",
+        summary="Call off a match still waiting for players (its creator, or an administrator)",
         request=None,
         responses={200: MatchDetailOutput, **ERRORS},
     )
@@ -187,7 +196,7 @@ class MoveCreateApi(APIView):
             deals=played.deals,
             states=played.states,
         )
-        return Response(MatchDetailOutput(detail).data, status=status.HTTP_201_CREATED)
+        return _detail_response(detail, status.HTTP_201_CREATED)
 
 
 class MatchResignApi(APIView):
@@ -221,7 +230,7 @@ class MatchEventsApi(APIView):
         return Response(events)
 
 
-class DealRecordApi(APIView):
+class DealRecordApi(OpenToPublicDealsApi):
     @extend_schema(
         operation_id="deals_retrieve",
         tags=["deals"],

@@ -58,7 +58,7 @@ class QueryFormatIsNotARenderer(DefaultContentNegotiation):
         return renderers[0], str(renderers[0].media_type)
 
 
-class _OpenToPublicDeals(APIView):
+class OpenToPublicDealsApi(APIView):
     """AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401."""
 
     permission_classes = [AllowAny]
@@ -69,7 +69,7 @@ class _OpenToPublicDeals(APIView):
         return super().handle_exception(exc)
 
 
-class DealReplayApi(_OpenToPublicDeals):
+class DealReplayApi(OpenToPublicDealsApi):
     @extend_schema(
         operation_id="deals_replay",
         tags=["replays"],
@@ -104,7 +104,7 @@ class DealReplayApi(_OpenToPublicDeals):
         )
 
 
-class DealVerifyApi(_OpenToPublicDeals):
+class DealVerifyApi(OpenToPublicDealsApi):
     @extend_schema(
         operation_id="deals_verify",
         tags=["replays"],
@@ -122,7 +122,7 @@ def _text(text: str, filename: str) -> HttpResponse:
     return response
 
 
-class DealExportApi(_OpenToPublicDeals):
+class DealExportApi(OpenToPublicDealsApi):
     content_negotiation_class = QueryFormatIsNotARenderer
     renderer_classes = [JSONRenderer]
 
@@ -149,7 +149,7 @@ class DealExportApi(_OpenToPublicDeals):
         return Response(record.to_dict())
 
 
-class MatchExportApi(_OpenToPublicDeals):
+class MatchExportApi(OpenToPublicDealsApi):
     content_negotiation_class = QueryFormatIsNotARenderer
     renderer_classes = [JSONRenderer]
 

@@ -3,12 +3,14 @@
 The page is only a shell: everything it shows comes from ``GET /api/v1/deals/{id}/replay``
 (session authentication), which decides what the viewer may see. Anonymous visitors may
 watch a public match's deals once they are over (the API allows exactly that); for any
-other deal they are sent to log in first.
+other deal they are sent to log in first. A private match's deals are shown only to its
+players and to administrators (403 for anyone else).
 """
 
 from __future__ import annotations
 
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path, reverse
@@ -31,6 +33,8 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     if not user.is_authenticated and not (match.public and deal.is_over):
         return redirect_to_login(request.get_full_path(), LOGIN_URL)
     seats = selectors.match_seats(match)
+    if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
+        raise PermissionDenied("This deal belongs to a private match.")
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
     return render(
         request,

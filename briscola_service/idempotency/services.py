@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from rest_framework.utils.encoders import JSONEncoder as DRFJSONEncoder
 
 from briscola_service.exceptions import ServiceError
 from briscola_service.idempotency.models import IdempotencyKey
@@ -133,7 +134,9 @@ def idempotent_call(
                         method=method.upper(),
                         path=path[:255],
                         status_code=status_code,
-                        response_json=json.dumps(body, cls=DjangoJSONEncoder),
+                        # DRF's encoder, as its JSONRenderer used for the first answer:
+                        # the replay is the same JSON (times to the microsecond).
+                        response_json=json.dumps(body, cls=DRFJSONEncoder),
                     )
             except IntegrityError:
                 # A twin committed the same key first (possible without advisory locks):

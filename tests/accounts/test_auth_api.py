@@ -122,3 +122,32 @@ def test_fixtures_make_authenticated_clients(user_factory: Any, auth_client: Any
     response = auth_client(user).get(ME)
     assert response.status_code == 200
     assert response.json()["username"] == "frank"
+
+
+def test_a_bot_account_cannot_sign_in_even_with_a_password_or_token(
+    api_client: APIClient, settings: Any
+) -> None:
+    """Bots play through the service's workers only: a password or a token an admin gave
+    one by hand gets it nowhere (API token, session login, the admin)."""
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    from accounts.services import bot_account_ensure
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    bot = bot_account_ensure(level="greedy")
+    bot.set_password("a-long-password-1")
+    bot.is_staff = True  # even an admin bot
+    bot.save()
+    token = Token.objects.create(user=bot)
+
+    assert_error(with_token(token.key).get(ME), 401, "authentication_failed")
+    credentials = {"username": bot.username, "password": "a-long-password-1"}
+    assert_error(api_client.post(TOKEN, credentials, format="json"), 401, "invalid_credentials")
+    browser = Client()
+    assert browser.login(**credentials) is False
+    browser.post("/admin/login/", credentials)
+    assert "_auth_user_id" not in browser.session
+    browser.force_login(bot)  # a session made before the rule: refused on its next request
+    assert browser.get("/api/v1/auth/me").status_code in (401, 403)
+    assert browser.get("/admin/").status_code == 302
