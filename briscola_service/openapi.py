@@ -3,12 +3,37 @@
 from typing import Any
 
 from drf_spectacular import openapi
+from drf_spectacular.plumbing import is_serializer
+from drf_spectacular.utils import OpenApiResponse
+
+from briscola_service.exceptions import ErrorSerializer
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(response=ErrorSerializer, description=description)
+
+
+THROTTLED = _error(
+    "`throttled`: over the request rate (see `details.retry_after` and the `Retry-After` header)."
+)
+AUTHENTICATION_FAILED = _error("`authentication_failed`: the token sent is not valid.")
+TOO_LARGE = _error("`request_too_large`: the request body is larger than the server accepts.")
+UNSUPPORTED_MEDIA_TYPE = _error("`unsupported_media_type`: a body of a media type not accepted.")
+UNAVAILABLE = _error(
+    "`service_unavailable`: the database cannot be reached right now; nothing was changed. "
+    "Retry after `details.retry_after` seconds (also in `Retry-After`)."
+)
 
 
 class AutoSchema(openapi.AutoSchema):
     """Names nested serializers after their view: `RegisterApi.OutputSerializer` becomes the
     component `RegisterApiOutput`, so one-view-per-operation classes with nested
     InputSerializer/OutputSerializer do not collide in the schema.
+
+    Adds the error responses that any operation may answer whatever its view declares, in
+    the one error shape: 429 where the view is throttled, 401 where it reads a token, 413
+    for a body too large (briscola_service.middleware) and 415 for one of another media
+    type where the operation takes a body, and 503 for a database outage.
     """
 
     def get_serializer_name(self, serializer: Any, direction: Any) -> str:
@@ -16,3 +41,33 @@ class AutoSchema(openapi.AutoSchema):
         if "." in qualname and "<locals>" not in qualname:
             return qualname.replace(".", "")
         return str(super().get_serializer_name(serializer, direction))
+
+    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
+        """A request body whose serializer refuses unknown fields (`rejects_unknown_fields`,
+        e.g. games.serializers.StrictSerializer) has ``additionalProperties: false``."""
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and getattr(serializer, "rejects_unknown_fields", False):
+            schema["additionalProperties"] = False
+        return schema
+
+    def _global_errors(self) -> dict[str, OpenApiResponse]:
+        errors: dict[str, OpenApiResponse] = {}
+        if self.view.get_authenticators():
+            errors["401"] = AUTHENTICATION_FAILED
+        if self.method in ("POST", "PUT", "PATCH"):
+            errors["413"] = TOO_LARGE
+            if is_serializer(self.get_request_serializer()):  # parsed by DRF's parsers
+                errors["415"] = UNSUPPORTED_MEDIA_TYPE
+        if self.view.get_throttles():
+            errors["429"] = THROTTLED
+        errors["503"] = UNAVAILABLE
+        return errors
+
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses: dict[str, Any] = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        for code, error in self._global_errors().items():
+            if code not in responses:
+                responses[code] = self._get_response_for_code(error, code, direction=direction)
+        return responses

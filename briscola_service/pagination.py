@@ -27,3 +27,14 @@ class StandardPagination(PageNumberPagination):
                 {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
             )
         return size
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        """DRF's parameters, with the bounds the view enforces (a page outside is 404)."""
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"]["minimum"] = 1
+            elif parameter["name"] == self.page_size_query_param:
+                parameter["schema"].update(minimum=1, maximum=self.max_page_size)
+                parameter["description"] = f"Results per page, 1 to {self.max_page_size}."
+        return parameters

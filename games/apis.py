@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -56,6 +55,8 @@ def _detail_response(data: dict[str, Any], status_code: int) -> Response:
 
 
 class MatchListCreateApi(APIView):
+    pagination_class = StandardPagination  # also makes the schema say so
+
     @extend_schema(
         operation_id="matches_list",
         tags=["matches"],
@@ -64,8 +65,6 @@ class MatchListCreateApi(APIView):
             OpenApiParameter("status", str, enum=["waiting", "active", "finished", "aborted"]),
             OpenApiParameter("mine", bool, description="Only matches you have a seat in."),
             OpenApiParameter("open", bool, description="Only matches you can join."),
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int, description="At most 100."),
         ],
         responses={200: MatchSummaryOutput(many=True), **ERRORS},
     )
@@ -76,7 +75,7 @@ class MatchListCreateApi(APIView):
             k: v for k, v in filters.validated_data.items() if k in ("status", "mine", "open")
         }
         queryset = selectors.matches_list(user=request.user, **options)
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self) or []
         data = [
             selectors.match_summary(m, sorted(m.seats.all(), key=lambda s: s.number)) for m in page
@@ -217,7 +216,11 @@ class MatchEventsApi(APIView):
         operation_id="matches_events",
         tags=["matches"],
         summary="What happened after event `after`, as you may know it",
-        parameters=[OpenApiParameter("after", OpenApiTypes.INT, description="Last id seen.")],
+        parameters=[
+            OpenApiParameter(
+                "after", {"type": "integer", "minimum": 0}, description="Last id seen."
+            )
+        ],
         responses={200: EventsOutput, **ERRORS},
     )
     def get(self, request: Request, match_id: str) -> Response:

@@ -21,11 +21,6 @@ from games.player_serializers import (
 )
 from games.serializers import RatingChangeOutput
 
-PAGE_PARAMETERS = [
-    OpenApiParameter("page", int),
-    OpenApiParameter("page_size", int, description="At most 100."),
-]
-
 
 def _category_parameter(description: str) -> OpenApiParameter:
     return OpenApiParameter("category", str, enum=list(CATEGORIES), description=description)
@@ -53,11 +48,13 @@ class PlayerDetailApi(APIView):
 
 
 class PlayerRatingHistoryApi(APIView):
+    pagination_class = StandardPagination  # also makes the schema say so
+
     @extend_schema(
         operation_id="players_rating_history",
         tags=["players"],
         summary="A player's rating changes, newest first (paginated)",
-        parameters=[_category_parameter("Only this category (default: both)."), *PAGE_PARAMETERS],
+        parameters=[_category_parameter("Only this category (default: both).")],
         responses={200: RatingChangeOutput(many=True), **ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
@@ -67,36 +64,39 @@ class PlayerRatingHistoryApi(APIView):
         queryset = rating_selectors.rating_history(
             user=player, category=filters.validated_data.get("category")
         )
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self) or []
         data = [rating_selectors.rating_change_json(c) for c in page]
         return paginator.get_paginated_response(RatingChangeOutput(data, many=True).data)
 
 
 class PlayerMatchesApi(APIView):
+    pagination_class = StandardPagination  # also makes the schema say so
+
     @extend_schema(
         operation_id="players_matches",
         tags=["players"],
         summary="The player's matches that you may see, newest first (paginated)",
-        parameters=PAGE_PARAMETERS,
         responses={200: PlayerMatchOutput(many=True), **ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
         PageFilter(data=_query(request)).is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
         queryset = player_selectors.player_matches(player=player, viewer=request.user)
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
         data = player_selectors.player_matches_json(player=player, matches=page)
         return paginator.get_paginated_response(PlayerMatchOutput(data, many=True).data)
 
 
 class LeaderboardApi(APIView):
+    pagination_class = StandardPagination  # also makes the schema say so
+
     @extend_schema(
         operation_id="leaderboard",
         tags=["players"],
         summary="Players with a settled (non-provisional) rating, best first (paginated)",
-        parameters=[_category_parameter("Default 1v1."), *PAGE_PARAMETERS],
+        parameters=[_category_parameter("Default 1v1.")],
         responses={200: LeaderboardEntryOutput(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
@@ -104,7 +104,7 @@ class LeaderboardApi(APIView):
         filters.is_valid(raise_exception=True)
         category = filters.validated_data.get("category", CATEGORY_1V1)
         queryset = rating_selectors.leaderboard(category=category)
-        paginator = StandardPagination()
+        paginator = self.pagination_class()
         page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
         first_rank = (paginator.page.start_index() if page else 1) if paginator.page else 1
         data = [

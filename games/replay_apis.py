@@ -29,6 +29,12 @@ from games.errors import MatchPrivateError
 from games.serializers import StrictSerializer
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
+# An export answers JSON by default and text with ``?format=text`` (errors are JSON).
+EXPORT_RESPONSES = {
+    (200, "application/json"): OpenApiTypes.OBJECT,
+    (200, "text/plain"): OpenApiTypes.STR,
+    **ERRORS,
+}
 
 
 def _query(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
@@ -85,8 +91,16 @@ class DealReplayApi(OpenToPublicDealsApi):
             "403. Administrators may see anything at any time."
         ),
         parameters=[
-            OpenApiParameter("ply", OpenApiTypes.INT, description="0 to the number of moves."),
-            OpenApiParameter("seat", OpenApiTypes.INT, description="A seat of the deal."),
+            OpenApiParameter(
+                "ply",
+                {"type": "integer", "minimum": 0, "maximum": 40},
+                description="0 to the number of moves.",
+            ),
+            OpenApiParameter(
+                "seat",
+                {"type": "integer", "minimum": 0, "maximum": 3},
+                description="A seat of the deal.",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
@@ -137,7 +151,7 @@ class DealExportApi(OpenToPublicDealsApi):
             "commitment, result), then one line per trick, e.g. `7. Ad 3d  winner S0 +21`."
         ),
         parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses=EXPORT_RESPONSES,
     )
     def get(self, request: Request, deal_id: int) -> Any:
         query = ExportQuery(data=_query(request, keep_format=True))
@@ -158,7 +172,7 @@ class MatchExportApi(OpenToPublicDealsApi):
         tags=["replays"],
         summary="Export a match: the records of its deals that are over",
         parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses=EXPORT_RESPONSES,
     )
     def get(self, request: Request, match_id: str) -> Any:
         query = ExportQuery(data=_query(request, keep_format=True))
@@ -183,7 +197,8 @@ class RecordCheckApi(APIView):
             "carries a seed and a commitment. A bad record: 400 `invalid_record` with "
             "`details.where` (e.g. `moves[12]`)."
         ),
-        request=OpenApiTypes.OBJECT,
+        # The view reads the raw body as JSON, whatever its Content-Type.
+        request={"application/json": OpenApiTypes.OBJECT},
         responses={200: OpenApiTypes.OBJECT, **ERRORS, 413: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:

@@ -15,6 +15,9 @@ from games.services import SeatSpec
 class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
     """Rejects fields it does not know, so a typo is an error, not a silent default."""
 
+    # The schema says so too: additionalProperties false (briscola_service.openapi).
+    rejects_unknown_fields = True
+
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))

@@ -20,6 +20,7 @@ IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
     str,
     location=OpenApiParameter.HEADER,
     required=False,
+    pattern=f"^{services.KEY_PATTERN.pattern}$",
     description=(
         "Makes a retry safe: a unique value per intended write (a UUID, say; 1 to 255 "
         "visible ASCII characters), kept for your account for at least 24 hours. Sending "
