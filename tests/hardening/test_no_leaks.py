@@ -1,0 +1,1210 @@
+"""No response of the public HTTP API shows a player a card it may not know, or a seed.
+
+RULES.md, "What each seat may know": during a deal a seat knows its own hand, the face-up
+briscola, the cards played, and (4 players, option on, stock empty) its partner's hand;
+nothing else -- not the other hands, not the stock, not the seed. Once a deal ends,
+everything about it is open to the match's players (to everyone if the match is public).
+
+Two whole matches are played through the API only (token-authenticated ``APIClient``s,
+with a session as well for the ``/replay/<deal id>/`` page, a plain Django view):
+
+- a private, rated 2-player ``first_to_2`` between two people (two deals or more), and
+- a public, rated 4-player ``single`` deal, three people and a greedy bot, partners' last
+  hand on, watched as well by a signed-in stranger and an anonymous visitor.
+
+Before every move every seat reads the match, the events since its last id and its own
+replay (the outsiders: every other ply). At the phases of each deal -- the first ply the
+people see (a bot may lead), mid-deal (ply 20), the ply the stock runs out, the last ply
+the people see, and after the deal ends (the next deal's start, the match end) -- every
+viewer calls every endpoint it may: the match list (with its filters, and every page at
+``page_size=1``), all events and several ``after`` values, the deal record, the replay
+(own seat at several plies -- every ply once, when the first deal's stock runs out --, the
+other seats, the whole table, beyond the present, bad values), verify, export (json and
+text), the match export (json and text), the player endpoints, the leaderboard, and the
+same GETs with ``Accept: text/html`` (DRF's browsable API; not at the stock phase, to save
+time) and the replay page; every finished deal's record, replays, verify, exports and
+pages once it is over. Refused moves (stale ply, not your turn, cards not in hand, invalid
+cards, no ply, outsiders) are tried at each phase, every 10th ply and at each seat's first
+turn of each deal; at each phase the move itself is sent with an ``Idempotency-Key``, then
+retried (the stored response comes back), reused with another body, and tried by the
+others with the same key.
+
+Each response is checked as it arrives against the server's truth at the moment it was
+built: the deals' seeds and move logs, read from the models (not through the API or the
+selectors) and replayed by :mod:`games.rules`. Bots' replies and the rating are queued
+for after the commit; they are run only once the response is checked. The secret cards
+for a seat: the other seats' hands and the stock, minus the face-up briscola (public, also
+once drawn), minus the partner's hand once the rules show it; for a viewer with no seat,
+every hand. The secret strings: the seed of every deal still being played, and each of its
+substrings of ``SEED_PIECE`` characters, in any letter case.
+
+How a body is searched (precisely, rather than loosely):
+
+- Card codes are whole tokens in their emitted form (``CARD_TOKEN``: rank upper case, suit
+  lower case, no letter or digit on either side), so ``Ad`` in ``Admin``, ``3d`` in
+  ``translate3d`` or ``2c`` in a hex string do not count (a lower-case ``ad`` would not be
+  caught: the API emits codes in one form only).
+- JSON is decoded and every key and string value is searched (an escape such as ``\\n2c``
+  would hide a code from a raw-text search); the seed search covers the raw text too.
+- HTML (the browsable API, the replay page) is searched raw and with its entities
+  unescaped (``&quot;Ad&quot;`` -> ``"Ad"``): text, attributes and scripts alike. The
+  browsable API's response block (``<pre class="prettyprint">``) is cut out, its
+  ``urlize`` links stripped, and decoded as the JSON it is. Outside that block a page must
+  hold no card-like token at all (asserted on every page), so nothing in the pages' own
+  CSS, scripts or words needs allowing for.
+- Response headers are searched too.
+- What is about a deal that is over is public. It is left out of the search only once
+  shown to be exactly that deal's truth: its events equal to the rules engine's events of
+  the finished deal, its records, replays and text exports to its deck, moves, tricks and
+  draws. The rest of such a body is searched as any other.
+- A refused move may repeat the card the client sent (``card_not_in_hand``): that code is
+  allowed in that one response, and the refusals for a card of another hand, of the stock,
+  one played and the briscola must be identical but for the code (no oracle for where a
+  card is). The ``invalid_card`` message holds fixed example codes (``'Ad'``, ``'3b'``):
+  its body must equal what the rules engine says of the string sent, whatever the deal.
+
+The tests count what they checked (thousands of responses), that most checks made during
+a deal had secrets to look for, and that every seat asked every endpoint at every phase.
+``test_the_detector_catches_a_leak`` shows the detector fires on deliberately leaked
+bodies and does not on the look-alikes above.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import pytest
+from django.http import HttpResponse
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from games import rules
+from games.models import Deal, DealStatus, Match, MatchStatus, Move
+
+pytestmark = pytest.mark.django_db
+
+API = "/api/v1"
+CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])([A3RCF2-7][cdsb])(?![0-9A-Za-z])")
+SEED_PIECE = 8  # hex characters: 32 of the seed's 128 bits
+PRE_BLOCK = re.compile(
+    r'<pre class="prettyprint"><span class="meta nocode">(?P<meta>.*?)</pre>', re.DOTALL
+)
+TAG = re.compile(r"<[^>]+>")
+ERROR_KEYS = {"code", "message", "details"}
+
+Capture = Callable[..., AbstractContextManager[Any]]
+
+
+# --- The server's truth ------------------------------------------------------------------
+
+
+@cache
+def _deck(seed: str) -> tuple[rules.Card, ...]:
+    return rules.shuffled_deck(seed)
+
+
+@dataclass
+class DealTruth:
+    pk: int
+    number: int
+    seed: str
+    over: bool
+    state: rules.Deal
+
+
+class Truth:
+    """One match as the database has it, each deal replayed from its seed and move log."""
+
+    def __init__(self, match_id: str) -> None:
+        self.match_id = match_id
+        self.match: Match
+        self.deals: dict[int, DealTruth] = {}
+        self.active: DealTruth | None = None
+        self.active_seeds: tuple[str, ...] = ()
+        self._hidden: dict[int | None, frozenset[str]] = {}
+        self._events: dict[tuple[int, int | None], list[dict[str, Any]]] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.match = Match.objects.get(pk=self.match_id)
+        deals: dict[int, DealTruth] = {}
+        self.active = None
+        for deal in Deal.objects.filter(match_id=self.match_id).order_by("number"):
+            known = self.deals.get(deal.pk)
+            if known is not None and known.over:  # a deal that is over never changes
+                deals[deal.pk] = known
+                continue
+            state = rules.Deal(self.match.players, deal.dealer, _deck(deal.seed))
+            log = Move.objects.filter(deal=deal).order_by("ply")
+            for ply, seat, card in log.values_list("ply", "seat", "card"):
+                assert ply == state.ply and seat == state.turn, (deal.pk, ply, seat)
+                state.play(card, seat=seat)
+            over = deal.status != DealStatus.ACTIVE
+            assert over == state.is_over, (deal.pk, deal.status, state.ply)
+            deals[deal.pk] = DealTruth(deal.pk, deal.number, deal.seed, over, state)
+            if not over:
+                assert self.active is None, "two active deals in one match"
+                self.active = deals[deal.pk]
+        self.deals = deals
+        self.active_seeds = tuple(
+            Deal.objects.filter(status=DealStatus.ACTIVE).values_list("seed", flat=True)
+        )
+        self._hidden = {}
+
+    @property
+    def finished(self) -> dict[int, DealTruth]:
+        return {pk: d for pk, d in self.deals.items() if d.over}
+
+    def finished_events(self, deal_id: int, seat: int | None) -> list[dict[str, Any]]:
+        if (deal_id, seat) not in self._events:
+            self._events[deal_id, seat] = rules.deal_events(self.deals[deal_id].state, seat)
+        return self._events[deal_id, seat]
+
+    def hidden(self, seat: int | None) -> frozenset[str]:
+        """The cards ``seat`` (None: a viewer with no seat) may not know right now."""
+        if seat not in self._hidden:
+            self._hidden[seat] = self._compute_hidden(seat)
+        return self._hidden[seat]
+
+    def _compute_hidden(self, seat: int | None) -> frozenset[str]:
+        if self.active is None:
+            return frozenset()
+        state = self.active.state
+        n = state.players
+        shown = set() if seat is None else {seat}
+        if (
+            seat is not None
+            and n == 4
+            and self.match.partners_last_hand
+            and state.stock_count == 0
+            and not state.is_over
+        ):
+            shown.add((seat + 2) % n)  # RULES.md: partners' last hand
+        cards = {c.code for s in range(n) if s not in shown for c in state.hands[s]}
+        cards |= {c.code for c in state.stock}
+        cards.discard(state.briscola.code)  # face up: public, also once drawn
+        return frozenset(cards)
+
+
+# --- Searching a body ----------------------------------------------------------------------
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """Every key and string value of decoded JSON."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def seed_pieces(seeds: tuple[str, ...]) -> frozenset[str]:
+    pieces = set()
+    for seed in seeds:
+        seed = seed.lower()
+        pieces.add(seed)
+        pieces.update(seed[i : i + SEED_PIECE] for i in range(len(seed) - SEED_PIECE + 1))
+    return frozenset(pieces)
+
+
+@dataclass
+class Body:
+    """A response split into what is searched as text and the JSON payload it carries."""
+
+    texts: list[str]
+    payload: Any = None
+    has_payload: bool = False
+    whole: list[str] = field(default_factory=list)  # everything, for the seed search
+
+
+def split_body(content_type: str, text: str, headers: str) -> Body:
+    if content_type.startswith("application/json"):
+        payload = json.loads(text)
+        return Body([headers], payload, True, [text, headers, "\x00".join(json_strings(payload))])
+    if content_type.startswith("text/html"):
+        unescaped = html.unescape(text)
+        match = PRE_BLOCK.search(text)
+        if match is not None:
+            block = match.group("meta")
+            meta, _, content = block.rpartition("</span>")
+            try:
+                payload = json.loads(html.unescape(TAG.sub("", content)))
+            except json.JSONDecodeError:
+                payload, ok = None, False
+            else:
+                ok = True
+            if ok:
+                outside = text[: match.start()] + meta + text[match.end() :]
+                return Body(
+                    [headers, outside, html.unescape(outside)],
+                    payload,
+                    True,
+                    [text, unescaped, headers, "\x00".join(json_strings(payload))],
+                )
+        return Body([headers, text, unescaped], whole=[text, unescaped, headers])
+    return Body([headers, text], whole=[text, headers])
+
+
+def find_leaks(
+    texts: list[str], secret_cards: frozenset[str], pieces: frozenset[str], whole: list[str]
+) -> list[str]:
+    leaks = set()
+    for text in texts:
+        for card in CARD_TOKEN.findall(text):
+            if card in secret_cards:
+                leaks.add(f"card {card}")
+    for text in whole:
+        lowered = text.lower()
+        for piece in pieces:
+            if piece in lowered:
+                leaks.add(f"seed piece {piece!r}")
+    return sorted(leaks)
+
+
+# --- Public parts: shown to be exactly a finished deal's truth, then left out --------------
+
+
+def _codes(cards: Any) -> list[str]:
+    return [c.code for c in cards]
+
+
+def _record_matches(record: dict[str, Any], deal: DealTruth) -> bool:
+    return (
+        record.get("deck") == _codes(deal.state.deck)
+        and record.get("moves") == _codes(deal.state.moves)
+        and record.get("seed") == deal.seed
+    )
+
+
+def _prefix(deal: DealTruth, ply: int) -> rules.Deal:
+    return rules.replay_moves(
+        deal.state.players, deal.state.dealer, deal.state.deck, deal.state.moves[:ply]
+    )
+
+
+def _events_match(events: list[dict[str, Any]], expected: list[dict[str, Any]]) -> bool:
+    """``events`` are the last ones of ``expected`` (an ``after`` may cut the start); the
+    API adds keys (ids, the deal, its number, commitment, seed), the rules' keys agree."""
+    if len(events) > len(expected):
+        return False
+    tail = expected[len(expected) - len(events) :]
+    return all(all(e.get(k) == v for k, v in x.items()) for e, x in zip(events, tail, strict=True))
+
+
+class PublicParts:
+    """Strip from a payload what is about a finished deal, once shown to be its truth."""
+
+    def __init__(self, truth: Truth) -> None:
+        self.truth = truth
+
+    def strip(self, payload: Any, seat: int | None) -> Any:
+        finished = self.truth.finished
+        if not isinstance(payload, dict) or not finished:
+            return payload
+        if isinstance(payload.get("events"), list):
+            kept, by_deal = [], defaultdict(list)
+            for event in payload["events"]:
+                deal_id = event.get("deal") if isinstance(event, dict) else None
+                (by_deal[deal_id] if deal_id in finished else kept).append(event)
+            for deal_id, events in by_deal.items():
+                expected = self.truth.finished_events(deal_id, seat)
+                assert _events_match(events, expected), ("finished deal events", deal_id, events)
+            return {**payload, "events": kept}
+        deals = payload.get("deals")
+        if (
+            isinstance(deals, list)
+            and deals
+            and all(isinstance(d, dict) and "record" in d for d in deals)
+        ):
+            for item in deals:  # a match export: the deals that are over
+                assert item["id"] in finished, ("exported a deal not over", item["id"])
+                assert _record_matches(item["record"], finished[item["id"]]), item
+            return {**payload, "deals": []}
+        if payload.get("format") == rules.RECORD_FORMAT and "deck" in payload:  # deal export
+            deal = next((d for d in finished.values() if d.seed == payload.get("seed")), None)
+            assert deal is not None and _record_matches(payload, deal), payload
+            return None
+        if payload.get("id") in finished and isinstance(payload.get("record"), dict):  # record
+            deal = finished[payload["id"]]
+            replay = rules.Replay(deal.state, complete=True).to_dict()
+            initial = rules.full_view(deal.state).to_dict()["initial_hands"]
+            assert _record_matches(payload["record"], deal), payload
+            assert payload["initial_hands"] == initial, payload
+            assert payload["tricks"] == replay["tricks"], payload
+            assert payload["draws"] == replay["draws"], payload
+            cards = ("record", "initial_hands", "tricks", "draws")
+            return {k: v for k, v in payload.items() if k not in cards}
+        if "position" in payload and isinstance(payload.get("deal"), dict):  # replay
+            deal = finished.get(payload["deal"].get("id"))
+            if deal is None:
+                return payload
+            at = _prefix(deal, payload["ply"])
+            view = payload["seat"]
+            partners = self.truth.match.partners_last_hand
+            expected = (
+                rules.full_view(at, before_end=True)
+                if view is None
+                else rules.seat_view(at, view, partners_last_hand=partners)
+            ).to_dict()
+            assert payload["position"] == expected, ("replay position", deal.pk)
+            steps = rules.deal_events(at, view, before_end=view is None)
+            assert _events_match(payload["steps"], steps), ("replay steps", deal.pk)
+            assert len(payload["steps"]) == len(steps)
+            return {k: v for k, v in payload.items() if k not in ("position", "steps")}
+        if payload.get("deal") in finished and "checks" in payload:  # verify: no card in it
+            assert payload["seed"] == finished[payload["deal"]].seed, payload
+            assert payload["ok"] is True, payload
+        return payload
+
+    def strip_text(self, text: str) -> str:
+        """Text exports: each ``Deal: <id>`` section of a finished deal names its briscola
+        and then its moves, trick by trick, and no other card."""
+        finished = self.truth.finished
+        kept = []
+        for section in re.split(r"(?m)^(?=Deal: )", text):
+            head = re.match(r"Deal: (\d+) ", section)
+            deal = finished.get(int(head.group(1))) if head else None
+            if deal is None:
+                kept.append(section)
+                continue
+            cards = CARD_TOKEN.findall(section)
+            assert cards == [deal.state.briscola.code, *_codes(deal.state.moves)], section
+        return "".join(kept)
+
+
+# --- Viewers and the audit -----------------------------------------------------------------
+
+
+@dataclass
+class Viewer:
+    name: str
+    client: APIClient
+    user: User | None = None
+    seat: int | None = None
+    last_event: int = 0
+
+
+class Audit:
+    """Makes each request, checks the response at once, counts what it checked."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+        self.truth: Truth | None = None
+        self.checked = 0
+        self.during_deals = 0  # checked while a deal was being played
+        self.with_secret_cards = 0
+        self.by_label: Counter[str] = Counter()
+        self.coverage: set[tuple[str, str, str]] = set()  # (viewer, label, phase)
+        self.phases: set[str] = {"setup"}
+
+    def follow(self, match_id: str) -> Truth:
+        self.truth = Truth(match_id)
+        return self.truth
+
+    def call(
+        self,
+        viewer: Viewer,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None = None,
+        *,
+        label: str,
+        html_page: bool = False,
+        status: int | frozenset[int] | None = 200,
+        code: str | None = None,
+        echo: str | None = None,
+        allow: frozenset[str] = frozenset(),
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """One request, checked against the state it was built from: the bots' replies
+        (and the rating) it queues for after the commit run only once it is checked.
+        ``echo`` is the card the client sent (a refusal may repeat it)."""
+        assert self.truth is not None
+        headers = dict(headers or {})
+        if html_page:
+            headers["HTTP_ACCEPT"] = "text/html"
+        with self.capture(execute=False) as callbacks:
+            if method == "get":
+                response = viewer.client.get(path, params, **headers)
+            else:
+                response = viewer.client.post(path, params, format="json", **headers)
+        if method != "get":
+            self.truth.refresh()  # the state the response was built from
+        if status is not None:
+            allowed = {status} if isinstance(status, int) else status
+            assert response.status_code in allowed, (
+                viewer.name,
+                path,
+                params,
+                response.status_code,
+                response.content[:500],
+            )
+        if echo is not None:
+            allow = allow | {echo}
+        self.check(viewer, response, label, allow=allow, html_page=html_page)
+        if code is not None and not html_page:
+            body = response.json()
+            assert set(body) == ERROR_KEYS and body["code"] == code, (path, params, body)
+        if callbacks:  # the bots' replies and the rating, as after the commit
+            with self.capture(execute=True):
+                for callback in callbacks:
+                    callback()
+            self.truth.refresh()
+        return response
+
+    def get(
+        self, viewer: Viewer, path: str, params: dict[str, Any] | None = None, **kw: Any
+    ) -> Any:
+        return self.call(viewer, "get", path, params, **kw)
+
+    def check(
+        self,
+        viewer: Viewer,
+        response: Any,
+        label: str,
+        *,
+        allow: frozenset[str] = frozenset(),
+        html_page: bool = False,
+    ) -> None:
+        """Search the response for the cards ``viewer`` may not know now (but ``allow``)
+        and for pieces of the seeds of the deals being played."""
+        truth = self.truth
+        assert truth is not None
+        secret = truth.hidden(viewer.seat) - allow
+        content_type = response.get("Content-Type", "")
+        text = response.content.decode()
+        header_text = "\n".join(f"{k}: {v}" for k, v in response.items())
+        body = split_body(content_type, text, header_text)
+        public = PublicParts(truth)
+        if body.has_payload:
+            stripped = public.strip(body.payload, viewer.seat)
+            texts = [*body.texts, "\x00".join(json_strings(stripped))]
+        else:
+            texts = [public.strip_text(t) for t in body.texts]
+        leaks = find_leaks(texts, secret, seed_pieces(truth.active_seeds), body.whole)
+        assert not leaks, (viewer.name, label, response.status_code, leaks, text[:3000])
+        if content_type.startswith("text/html"):
+            # The pages show no card-like token of their own (CSS, words, scripts): every
+            # code in a page is in its JSON payload. So nothing in a page needs allowing.
+            outside = body.texts[1:]  # the first is the headers
+            assert not {c for t in outside for c in CARD_TOKEN.findall(t)}, (label, text)
+        self.checked += 1
+        self.during_deals += truth.active is not None
+        self.with_secret_cards += bool(secret)
+        kind = "html" if html_page else "json"
+        self.by_label[f"{kind} {label}"] += 1
+        for phase in self.phases:
+            self.coverage.add((viewer.name, f"{kind} {label}", phase))
+
+
+# --- The calls each viewer makes ----------------------------------------------------------
+
+
+def _normalized(body: Any, card: str) -> str:
+    """A refusal's body with the card the client sent replaced: the rest must not vary."""
+    text = json.dumps(body, sort_keys=True)
+    return CARD_TOKEN.sub(lambda m: "<CARD>" if m.group(1) == card else m.group(1), text)
+
+
+NOT_AUTHENTICATED = (401, "not_authenticated")
+# An anonymous visitor and a public match's deal record: refused while the deal is played
+# (401, or 403 deal_not_over where the record is open to anonymous visitors once over).
+ANONYMOUS_REFUSED = (frozenset({401, 403}), None)
+DEAL_NOT_OVER = (403, "deal_not_over")
+SEAT_FORBIDDEN = (403, "replay_seat_forbidden")
+INVALID_INPUT = (400, "invalid_input")
+
+
+class Table:
+    """A match being played through the API, and everything its viewers may ask."""
+
+    def __init__(
+        self,
+        audit: Audit,
+        match_id: str,
+        people: list[User],
+        seed: int,
+    ) -> None:
+        self.audit = audit
+        self.match_id = match_id
+        self.people = people  # every account at the table, bots included
+        self.rng = random.Random(seed)  # the refused moves' cards
+        self.play_rng = random.Random(seed)  # the cards played: not moved by the probing
+        self.truth = audit.follow(match_id)
+        # The first ply with the stock empty: after trick 17 (2 players) or 7 (4 players).
+        self.stock_empty_at = 34 if self.truth.match.players == 2 else 28
+        self.probes: Counter[str] = Counter()
+        self.partner_views = 0
+
+    @property
+    def match_url(self) -> str:
+        return f"{API}/matches/{self.match_id}"
+
+    @property
+    def public(self) -> bool:
+        return self.truth.match.public
+
+    def get(self, v: Viewer, path: str, params: Any = None, **kw: Any) -> Any:
+        expect = kw.pop("expect", (200, None))
+        return self.audit.get(v, path, params, status=expect[0], code=expect[1], **kw)
+
+    def signed_in(self, v: Viewer) -> tuple[int, str | None]:
+        """The answer of an endpoint that needs an account."""
+        return (200, None) if v.user is not None else NOT_AUTHENTICATED
+
+    def finished_record(self, v: Viewer) -> tuple[int | frozenset[int], str | None]:
+        """A finished deal's record: a public match's is open, to anonymous visitors too
+        where the record API allows them (401 where it needs an account)."""
+        return (200, None) if v.user is not None else (frozenset({200, 401}), None)
+
+    # -- every ply ------------------------------------------------------------------------
+
+    def cheap(self, v: Viewer) -> Any:
+        """Match detail, the events since the last one seen, the viewer's own replay."""
+        active = self.truth.active
+        if v.user is None:
+            self.get(v, self.match_url, label="match detail", expect=NOT_AUTHENTICATED)
+        else:
+            detail = self.get(v, self.match_url, label="match detail").json()
+            if (detail["current_deal"] or {}).get("partner_hand"):
+                self.partner_views += 1
+            url = f"{self.match_url}/events"
+            events = self.get(v, url, {"after": v.last_event}, label="events since").json()
+            v.last_event = events["last_id"]
+        if active is None:
+            last = max(self.truth.deals.values(), key=lambda d: d.number)
+            self.replay(v, {"seat": v.seat or 0}, label="replay own seat", deal=last.pk)
+        elif v.seat is not None:
+            self.replay(v, {"seat": v.seat}, label="replay own seat")
+        else:
+            self.replay(v, {"seat": 0}, label="replay (current) refused", expect=DEAL_NOT_OVER)
+        return None if v.user is None else detail
+
+    def replay(
+        self,
+        v: Viewer,
+        params: dict[str, Any],
+        *,
+        label: str,
+        deal: int | None = None,
+        expect: tuple[int, str | None] = (200, None),
+        html_page: bool = False,
+    ) -> Any:
+        if deal is None:
+            assert self.truth.active is not None
+            deal = self.truth.active.pk
+        url = f"{API}/deals/{deal}/replay"
+        return self.get(v, url, params, label=label, expect=expect, html_page=html_page)
+
+    # -- sampled plies --------------------------------------------------------------------
+
+    def lists(self, v: Viewer) -> None:
+        url = f"{API}/matches"
+        if v.user is None:
+            self.get(v, url, label="match list", expect=NOT_AUTHENTICATED)
+            return
+        self.get(v, url, label="match list")
+        for key, value in (("mine", "true"), ("status", "active"), ("open", "true")):
+            self.get(v, url, {key: value}, label=f"match list {key}")
+        page: str | None = f"{url}?page_size=1"
+        pages = 0
+        while page is not None:
+            page = self.get(v, page, label="match list page_size=1, every page").json()["next"]
+            pages += 1
+            assert pages < 10
+        assert pages >= 2  # there is more than one match to page through
+        self.get(v, url, {"page_size": 0}, label="match list bad page", expect=INVALID_INPUT)
+
+    def all_events(self, v: Viewer) -> None:
+        url = f"{self.match_url}/events"
+        if v.user is None:
+            self.get(v, url, label="events all", expect=NOT_AUTHENTICATED)
+            return
+        last = self.get(v, url, label="events all").json()["last_id"]
+        for after in sorted({0, max(0, last - 5), last}):
+            self.get(v, url, {"after": after}, label="events after")
+        self.get(v, url, {"after": "x"}, label="events bad after", expect=INVALID_INPUT)
+
+    def active_deal(self, v: Viewer, *, every_ply: bool) -> None:
+        """The current deal's record, verify, exports (refused), its replays: refused but
+        the viewer's own, up to the present."""
+        active = self.truth.active
+        assert active is not None
+        n, present, deal = self.truth.match.players, active.state.ply, active.pk
+        record = ANONYMOUS_REFUSED if v.user is None else DEAL_NOT_OVER
+        self.get(v, f"{API}/deals/{deal}", label="deal record (current)", expect=record)
+        for endpoint, params in (
+            ("verify", None),
+            ("export", None),
+            ("export", {"format": "json"}),
+            ("export", {"format": "text"}),
+        ):
+            label = f"deal {endpoint} (current) {params or ''}".strip()
+            self.get(v, f"{API}/deals/{deal}/{endpoint}", params, label=label, expect=DEAL_NOT_OVER)
+        if v.seat is None:
+            for params in ({}, {"seat": 1}, {"seat": 1, "ply": 0}, {"ply": present}):
+                self.replay(v, params, label="replay (current) refused", expect=DEAL_NOT_OVER)
+            return
+        seat = v.seat
+        plies = range(present + 1) if every_ply else sorted({0, present // 2, present})
+        for ply in plies:
+            self.replay(v, {"seat": seat, "ply": ply}, label="replay own seat at ply")
+        beyond = (403, "replay_beyond_present")
+        self.replay(v, {"seat": seat, "ply": present + 1}, label="replay beyond", expect=beyond)
+        for other in range(n):
+            if other != seat:
+                for params in ({"seat": other}, {"seat": other, "ply": 0}):
+                    self.replay(v, params, label="replay other seat", expect=SEAT_FORBIDDEN)
+        for params in ({}, {"ply": 0}, {"ply": present}):
+            self.replay(v, params, label="replay whole table", expect=SEAT_FORBIDDEN)
+        for params in (
+            {"seat": seat, "ply": 41},
+            {"seat": seat, "ply": -1},
+            {"seat": n},
+            {"seat": "x"},
+        ):
+            self.replay(v, params, label="replay bad params", expect=INVALID_INPUT)
+
+    def finished_deals(self, v: Viewer, deals: list[DealTruth], *, with_html: bool) -> None:
+        """Deals that are over: open to the players (to everyone if the match is public)."""
+        n = self.truth.match.players
+        if v.user is None and not self.public:
+            for deal in deals:
+                for endpoint in ("replay", "verify", "export"):
+                    url = f"{API}/deals/{deal.pk}/{endpoint}"
+                    self.get(v, url, label="finished refused", expect=NOT_AUTHENTICATED)
+            return
+        for deal in deals:
+            url = f"{API}/deals/{deal.pk}"
+            self.get(v, url, label="deal record (finished)", expect=self.finished_record(v))
+            for params in ({}, {"ply": 0}, {"ply": 20}, *({"seat": s} for s in range(n))):
+                self.replay(v, params, label="replay (finished)", deal=deal.pk)
+            self.replay(v, {"seat": 1, "ply": 13}, label="replay (finished)", deal=deal.pk)
+            self.get(v, f"{url}/verify", label="deal verify (finished)")
+            for params in (None, {"format": "json"}, {"format": "text"}):
+                label = f"deal export (finished) {params or ''}".strip()
+                self.get(v, f"{url}/export", params, label=label)
+            if with_html:
+                self.get(
+                    v,
+                    url,
+                    label="deal record (finished)",
+                    html_page=True,
+                    expect=(self.finished_record(v)[0], None),
+                )
+                self.replay(v, {}, label="replay (finished)", deal=deal.pk, html_page=True)
+                self.replay(v, {"seat": 0}, label="replay (finished)", deal=deal.pk, html_page=True)
+                self.get(v, f"{url}/verify", label="deal verify (finished)", html_page=True)
+                self.get(v, f"/replay/{deal.pk}/", label="replay page (finished)", html_page=True)
+
+    def match_export(self, v: Viewer) -> None:
+        expect = NOT_AUTHENTICATED if v.user is None and not self.public else (200, None)
+        url = f"{self.match_url}/export"
+        for params in (None, {"format": "json"}, {"format": "text"}):
+            label = f"match export {params or ''}".strip()
+            self.get(v, url, params, label=label, expect=expect)
+
+    def people_for(self, v: Viewer) -> list[User]:
+        """The viewer itself and the next seat's player; the bot too once it is over."""
+        n = len(self.people)
+        first = v.seat or 0
+        picked = [self.people[first], self.people[(first + 1) % n]]
+        if "match over" in self.audit.phases:
+            picked += [u for u in self.people if u.is_bot and u not in picked][:1]
+        return picked
+
+    def players(self, v: Viewer) -> None:
+        expect = self.signed_in(v)
+        if v.user is not None:
+            self.get(v, f"{API}/auth/me", label="auth me")
+        for number, user in enumerate(self.people_for(v)):
+            base = f"{API}/players/{user.username}"
+            self.get(v, base, label="player", expect=expect)
+            if number:  # the others' history and matches: the same endpoints as one's own
+                continue
+            self.get(v, f"{base}/rating-history", label="player rating history", expect=expect)
+            page: str | None = f"{base}/matches?page_size=1"
+            while page is not None:
+                response = self.get(v, page, label="player matches, every page", expect=expect)
+                page = response.json()["next"] if v.user is not None else None
+        category = "1v1" if self.truth.match.players == 2 else "2v2"
+        url = f"{API}/leaderboard"
+        self.get(v, url, {"category": category}, label="leaderboard", expect=expect)
+        unknown = (404 if v.user is not None else 401, None)
+        self.get(v, f"{API}/players/nobody-here", label="player unknown", expect=unknown)
+
+    def pages(self, v: Viewer) -> None:
+        """The same GETs as HTML (DRF's browsable API), and the replay page."""
+        expect, active = self.signed_in(v), self.truth.active
+        html_get = {"html_page": True, "expect": (expect[0], None)}
+        self.get(v, self.match_url, label="match detail", **html_get)
+        self.get(v, f"{API}/matches", {"page_size": 1}, label="match list", **html_get)
+        self.get(v, f"{self.match_url}/events", {"after": 3}, label="events", **html_get)
+        self.get(v, f"{API}/leaderboard", label="leaderboard", **html_get)
+        user = self.people_for(v)[1]
+        self.get(v, f"{API}/players/{user.username}", label="player", **html_get)
+        self.get(v, f"{API}/players/{user.username}/matches", label="player matches", **html_get)
+        if active is None:
+            return
+        forbidden = (403, None)
+        if v.seat is not None:
+            other = (v.seat + 1) % self.truth.match.players
+            for params, label, answer in (
+                ({"seat": v.seat}, "replay own seat", (200, None)),
+                ({"seat": v.seat, "ply": 0}, "replay own seat at ply", (200, None)),
+                ({"seat": other}, "replay other seat", forbidden),
+                ({}, "replay whole table", forbidden),
+            ):
+                self.replay(v, params, label=label, html_page=True, expect=answer)
+        else:
+            self.replay(
+                v, {"seat": 0}, label="replay (current) refused", html_page=True, expect=forbidden
+            )
+        url = f"{API}/deals/{active.pk}"
+        record = (ANONYMOUS_REFUSED[0] if v.user is None else 403, None)
+        self.get(v, url, label="deal record (current)", html_page=True, expect=record)
+        self.get(
+            v, f"{url}/verify", label="deal verify (current)", html_page=True, expect=forbidden
+        )
+        self.get(
+            v, f"{url}/export", label="deal export (current)", html_page=True, expect=forbidden
+        )
+        page = f"/replay/{active.pk}/"
+        if v.user is None:  # sent to log in
+            self.get(v, page, label="replay page (current)", html_page=True, expect=(302, None))
+            return
+        self.get(v, page, label="replay page (current)", html_page=True)
+        if v.seat is not None:
+            self.get(v, page, {"seat": v.seat}, label="replay page (current)", html_page=True)
+
+    # -- refused moves --------------------------------------------------------------------
+
+    def refusals(
+        self, mover: Viewer, waiters: list[Viewer], outsiders: list[Viewer], *, thorough: bool
+    ) -> None:
+        """Moves the server refuses: their bodies name no secret card, and do not depend
+        on where the card sent is (another hand, the stock, the table)."""
+        active = self.truth.active
+        assert active is not None and mover.seat is not None
+        state, ply = active.state, active.state.ply
+        moves = f"{self.match_url}/moves"
+        hidden = sorted(self.truth.hidden(mover.seat))
+        own = [c.code for c in state.hands[mover.seat]]
+
+        def family(
+            viewer: Viewer, cards: list[str], sent_ply: int, answer: tuple[int, str]
+        ) -> None:
+            seen = {}
+            for card in cards:
+                body = self.audit.call(
+                    viewer,
+                    "post",
+                    moves,
+                    {"card": card, "ply": sent_ply},
+                    label=f"move refused {answer[1]}",
+                    status=answer[0],
+                    code=answer[1],
+                    echo=card,
+                ).json()
+                seen[card] = _normalized(body, card)
+            assert len(set(seen.values())) <= 1, (answer, seen)
+            self.probes[answer[1]] += len(cards)
+
+        picks = [own[0], *self.rng.sample(hidden, min(2, len(hidden)))]
+        for stale in (ply - 1, ply + 1) if thorough else (ply + 1 if ply < 39 else ply - 1,):
+            if 0 <= stale <= 39:
+                family(mover, picks, stale, (409, "stale_ply"))
+        # Not in the hand: a card of each other hand, of the stock, one played, the briscola.
+        elsewhere = [
+            self.rng.choice(state.hands[s]).code
+            for s in range(state.players)
+            if s != mover.seat and state.hands[s]
+        ]
+        stock = [c.code for c in state.stock if c is not state.briscola]
+        if stock:
+            elsewhere.append(self.rng.choice(stock))
+        if state.moves:
+            elsewhere.append(self.rng.choice(state.moves).code)
+        if state.briscola.code not in own:
+            elsewhere.append(state.briscola.code)
+        family(mover, elsewhere, ply, (400, "card_not_in_hand"))
+        for waiter in waiters:
+            assert waiter.seat is not None
+            theirs = [c.code for c in state.hands[waiter.seat]][:1]
+            others = sorted(self.truth.hidden(waiter.seat))
+            cards = theirs + self.rng.sample(others, min(2, len(others)))
+            family(waiter, cards, ply, (409, "not_your_turn"))
+        for card in ("Zz", "A"):
+            # The message is a fixed text with example codes ('Ad', '3b'): the body must be
+            # exactly what the rules engine says of that string, whatever the position.
+            with pytest.raises(rules.InvalidCardError) as refused:
+                rules.Card.from_code(card)
+            error = refused.value
+            body = self.audit.call(
+                mover,
+                "post",
+                moves,
+                {"card": card, "ply": ply},
+                label="move refused invalid card",
+                status=400,
+                code="invalid_card",
+                allow=frozenset(CARD_TOKEN.findall(error.message)),
+            ).json()
+            assert body == {"code": error.code, "message": error.message, "details": error.details}
+        self.audit.call(
+            mover,
+            "post",
+            moves,
+            {"card": own[0]},
+            label="move refused without ply",
+            status=400,
+            code="invalid_input",
+        )
+        for outsider in outsiders:
+            answer = NOT_AUTHENTICATED if outsider.user is None else (403, "not_a_player")
+            family(outsider, hidden[:2], ply, answer)  # type: ignore[arg-type]
+
+
+# --- Playing a match ----------------------------------------------------------------------
+
+
+def phases_now(state: rules.Deal, people: set[int], stock_empty_at: int) -> set[str]:
+    """The phases of the deal at this ply, as the people see it (a bot's turn is not
+    seen: its reply comes within the move before), each first met at or after its ply."""
+    n, ply = state.players, state.ply
+    phases = {"first ply"}
+    if ply >= 20:
+        phases.add("mid-deal")
+    if ply >= stock_empty_at:
+        phases.add("stock runs out")
+    last_trick = 40 - n
+    if ply >= last_trick:
+        leader = state.leader
+        seats = {p: (leader + p - last_trick) % n for p in range(last_trick, 40)}
+        if ply == max(p for p, s in seats.items() if s in people):
+            phases.add("last ply")
+    return phases
+
+
+def play(table: Table, seated: dict[int, Viewer], outsiders: list[Viewer]) -> None:
+    """Play the match out; before each move every viewer looks at what it may."""
+    audit, truth, rng = table.audit, table.truth, table.play_rng
+    viewers = [*seated.values(), *outsiders]
+    moves = f"{table.match_url}/moves"
+    finished_seen: set[int] = set()
+    deal_seen, probed, done = 0, set(), set()
+    for _ in range(500):
+        if truth.match.status != MatchStatus.ACTIVE:
+            break
+        active = truth.active
+        assert active is not None
+        state, ply = active.state, active.state.ply
+        if active.pk != deal_seen:  # a new deal: its first ply the people see (a bot may lead)
+            deal_seen, probed, done = active.pk, set(), set()
+        phases = phases_now(state, set(seated), table.stock_empty_at) - done
+        done |= phases
+        just_over = [d for pk, d in truth.finished.items() if pk not in finished_seen]
+        if just_over:
+            phases.add("after deal end")
+        audit.phases = phases or {"every ply"}
+        # Every seat at every ply; the outsiders every other ply.
+        lookers = viewers if phases or ply % 2 == 0 else list(seated.values())
+        details = {v.name: table.cheap(v) for v in lookers}
+        if phases:
+            for v in viewers:
+                table.lists(v)
+                table.all_events(v)
+                # Every ply once per match, where every seat still has secrets to keep.
+                sweep = "stock runs out" in phases and active.number == 1
+                table.active_deal(v, every_ply=sweep)
+                table.match_export(v)
+                table.players(v)
+                if "stock runs out" not in phases:
+                    table.pages(v)
+        for v in viewers:
+            table.finished_deals(v, just_over, with_html=True)
+        finished_seen.update(d.pk for d in just_over)
+        turn = active.state.turn
+        assert turn in seated, f"seat {turn} is to play: did a bot not reply?"
+        mover = seated[turn]
+        if phases or ply % 10 == 5 or turn not in probed:  # each seat in each deal, too
+            probed.add(turn)
+            waiters = [w for s, w in seated.items() if s != turn]
+            table.refusals(mover, waiters, outsiders, thorough=bool(phases))
+        view = details[mover.name]["current_deal"]
+        assert view["ply"] == ply and view["turn"] == turn and view["legal"], view
+        card = rng.choice(view["legal"])
+        move = {"card": card, "ply": ply}
+        if not phases:
+            audit.call(mover, "post", moves, move, label="move played", status=201)
+            continue
+        # With an Idempotency-Key: the retry answers the stored first response (a past
+        # position, checked against the present), and the key is the mover's only.
+        key = {"HTTP_IDEMPOTENCY_KEY": f"move-{active.pk}-{ply}"}
+        audit.call(mover, "post", moves, move, label="move played", status=201, headers=key)
+        retry = audit.call(
+            mover, "post", moves, move, label="move retried", status=201, headers=key
+        )
+        assert retry["Idempotent-Replayed"] == "true"
+        other = {"card": card, "ply": (ply + 1) % 40}
+        audit.call(
+            mover,
+            "post",
+            moves,
+            other,
+            label="move key reused",
+            status=422,
+            code="idempotency_key_reused",
+            headers=key,
+            echo=card,
+        )
+        for waiter in [w for s, w in seated.items() if s != turn]:
+            answer = audit.call(
+                waiter, "post", moves, move, label="move others' key", status=None, headers=key
+            )
+            assert answer.status_code in (201, 400, 409) and "Idempotent-Replayed" not in answer
+    assert truth.match.status == MatchStatus.FINISHED, "the match did not end"
+
+    audit.phases = {"after deal end", "match over"}
+    just_over = [d for pk, d in truth.finished.items() if pk not in finished_seen]
+    for v in viewers:
+        table.cheap(v)
+        table.lists(v)
+        table.all_events(v)
+        table.match_export(v)
+        table.players(v)
+        table.pages(v)
+        table.finished_deals(v, just_over, with_html=True)
+    for v in seated.values():
+        audit.call(
+            v, "post", moves, {"card": "Ad", "ply": 0}, label="move refused match_over", status=409
+        )
+        # Everything is open to the players now: the seeds are there to read.
+        events = audit.get(v, f"{table.match_url}/events", label="events all").json()["events"]
+        seeds = {e["seed"] for e in events if e["type"] == "deal_ended"}
+        assert seeds == {d.seed for d in truth.deals.values()}
+
+
+# --- The tests ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def audit(settings: Any, django_capture_on_commit_callbacks: Capture) -> Audit:
+    """Throttles off (thousands of requests a minute here), and the audit."""
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": None, "user": None},
+    }
+    return Audit(django_capture_on_commit_callbacks)
+
+
+@pytest.fixture
+def unrelated_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reproducible seeds of 128 random bits each. (``deterministic_seeds`` gives seeds that
+    share a prefix: a finished deal's public seed would hold a piece of the live one's.)"""
+    rng = random.Random(request.node.nodeid)
+    monkeypatch.setattr(rules, "new_seed", lambda: f"{rng.getrandbits(128):032x}")
+
+
+@pytest.fixture
+def viewer(
+    user_factory: Callable[..., User], auth_client: Callable[[User], APIClient]
+) -> Callable[..., Viewer]:
+    """``viewer("alice")``: an account with a token, and a session for the replay page
+    (a Django view); ``viewer(None)``: an anonymous visitor."""
+
+    def make(username: str | None, seat: int | None = None) -> Viewer:
+        if username is None:
+            return Viewer("anonymous", APIClient())
+        user = user_factory(username=username)
+        client = auth_client(user)
+        client.force_login(user)
+        return Viewer(username, client, user, seat)
+
+    return make
+
+
+def _create(audit: Audit, creator: Viewer, body: dict[str, Any], *, follow: bool) -> str:
+    response = creator.client.post(f"{API}/matches", body, format="json")
+    assert response.status_code == 201, response.content
+    match_id = response.json()["id"]
+    if follow:
+        audit.follow(match_id)
+    audit.check(creator, response, "create")
+    return match_id
+
+
+def _assert_looked(audit: Audit, table: Table, seated: list[Viewer], minimum: int) -> None:
+    """Not vacuous: many responses, most with secrets to look for, every endpoint asked by
+    every seat at every phase of a deal."""
+    assert audit.checked >= minimum, audit.checked
+    # Most were made while a deal was played, and most of those had secrets to look for
+    # (not: the last ply's mover, with every other card out, or its partner at 4 players).
+    assert audit.during_deals >= 0.75 * audit.checked, (audit.during_deals, audit.checked)
+    assert audit.with_secret_cards >= 0.8 * audit.during_deals, (
+        audit.with_secret_cards,
+        audit.during_deals,
+    )
+    for v in seated:
+        by_phase: dict[str, set[str]] = defaultdict(set)
+        for name, label, phase in audit.coverage:
+            if name == v.name:
+                by_phase[phase].add(label)
+        refused = {label for labels in by_phase.values() for label in labels if "refused" in label}
+        for kind in ("stale_ply", "card_not_in_hand", "not_your_turn", "invalid card"):
+            assert f"json move refused {kind}" in refused, (v.name, kind)
+        # Who moves and who waits changes from ply to ply: refusals are not per phase.
+        core = {label for label in by_phase["last ply"] if not label.startswith("json move")}
+        assert len(core) >= 45, sorted(core)
+        for phase in ("first ply", "mid-deal", "stock runs out"):
+            missing = core - by_phase[phase]
+            if phase == "stock runs out":  # no HTML there, to save time
+                missing = {label for label in missing if not label.startswith("html ")}
+            assert not missing, (v.name, phase, sorted(missing))
+        after = by_phase["after deal end"]
+        finished = {label for label in after if "(finished)" in label}
+        assert len(finished) >= 10, sorted(after)
+    for code in ("card_not_in_hand", "not_your_turn", "stale_ply"):
+        assert table.probes[code] >= 25, table.probes
+
+
+def test_a_two_player_match_leaks_nothing(
+    audit: Audit, viewer: Callable[..., Viewer], unrelated_seeds: None
+) -> None:
+    alice, bob = viewer("alice", seat=0), viewer("bob", seat=1)
+    body = {"players": 2, "format": "first_to_2", "seats": [{"user": "bob"}], "rated": True}
+    match_id = _create(audit, alice, body, follow=True)
+    _create(audit, bob, {"players": 2, "seats": ["open"]}, follow=False)  # a second to list
+    audit.call(bob, "post", f"{API}/matches/{match_id}/join", {}, label="join")
+    assert alice.user is not None and bob.user is not None
+    table = Table(audit, match_id, [alice.user, bob.user], seed=2)
+    play(table, {0: alice, 1: bob}, [])
+    report(audit, table)
+    assert len(table.truth.deals) >= 2
+    _assert_looked(audit, table, [alice, bob], 1500)
+
+
+def test_a_four_player_match_leaks_nothing(
+    audit: Audit, viewer: Callable[..., Viewer], unrelated_seeds: None
+) -> None:
+    carol, dave, erin = viewer("carol", seat=0), viewer("dave", seat=1), viewer("erin", seat=2)
+    stranger, anonymous = viewer("sam"), viewer(None)
+    body = {
+        "players": 4,
+        "format": "single",
+        "seats": [{"user": "dave"}, "open", {"bot": "greedy"}],
+        "public": True,
+        "rated": True,
+    }
+    match_id = _create(audit, carol, body, follow=True)
+    _create(audit, stranger, {"players": 2, "seats": ["open"]}, follow=False)
+    audit.call(dave, "post", f"{API}/matches/{match_id}/join", {}, label="join")
+    audit.call(erin, "post", f"{API}/matches/{match_id}/join", {"seat": 2}, label="join")
+    bot = Match.objects.get(pk=match_id).seats.get(number=3).user
+    assert bot is not None and bot.is_bot
+    people = [u for u in (carol.user, dave.user, erin.user, bot) if u is not None]
+    table = Table(audit, match_id, people, seed=4)
+    play(table, {0: carol, 1: dave, 2: erin}, [stranger, anonymous])
+    report(audit, table)
+    assert table.partner_views > 0  # the partners' last hand was shown, and allowed for
+    _assert_looked(audit, table, [carol, dave, erin], 1500)
+
+
+def report(audit: Audit, table: Table) -> None:
+    print(
+        f"\n{audit.checked} responses checked, {audit.during_deals} during deals,"
+        f" {audit.with_secret_cards} with secret cards"
+    )
+    print(f"deals: {len(table.truth.deals)}, probes: {dict(table.probes)}")
+    for label, count in sorted(audit.by_label.items()):
+        print(f"  {count:5d}  {label}")
+
+
+def test_the_detector_catches_a_leak(
+    audit: Audit,
+    games: Any,
+    user_factory: Callable[..., User],
+    unrelated_seeds: None,
+) -> None:
+    """The checks above are not vacuous: deliberately leaked bodies are caught, in JSON,
+    in escaped JSON, in HTML (entities, attributes, the browsable API's block), in text;
+    whole tokens only; a finished deal's public part cannot smuggle a live card."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob, format="first_to_2")
+    games.play(match, 40)  # deal 1 is over (open), deal 2 is being played
+    truth = audit.follow(str(match.pk))
+    assert truth.active is not None and truth.active.number == 2 and len(truth.finished) == 1
+    (first,) = truth.finished.values()
+    state = truth.active.state
+    viewer = Viewer("alice", APIClient(), alice, seat=0)
+    bobs = state.hands[1][0].code
+    stock = next(c.code for c in state.stock if c is not state.briscola)
+    seed = truth.active.seed
+    assert {bobs, stock} <= truth.hidden(0) and bobs not in truth.hidden(1)
+
+    def json_response(data: Any) -> HttpResponse:
+        return HttpResponse(json.dumps(data), content_type="application/json")
+
+    def html_response(page: str) -> HttpResponse:
+        return HttpResponse(page, content_type="text/html; charset=utf-8")
+
+    def browsable(payload: Any) -> HttpResponse:
+        content = html.escape(json.dumps(payload, indent=4))
+        return html_response(
+            '<html><body><pre class="prettyprint"><span class="meta nocode"><b>HTTP 200 OK'
+            f'</b>\n<b>Allow:</b> <span class="lit">GET</span>\n\n</span>{content}</pre>'
+        )
+
+    deal1_events = [{**e, "deal": first.pk} for e in rules.deal_events(first.state, 0)]
+    forged = [dict(e) for e in deal1_events]
+    played = next(e for e in forged if e["type"] == "card_played")
+    played["card"] = bobs  # a live secret dressed as a finished deal's event
+    leaks = [
+        json_response({"current_deal": {"hand": [bobs]}}),
+        json_response({"message": f"{stock} is not in the hand of seat 0"}),
+        json_response({"message": f"\n{stock}"}),  # hidden from a raw-text search by \n
+        json_response({"seed": seed}),
+        json_response({"note": f"x-{seed[3 : 3 + SEED_PIECE].upper()}-y"}),
+        browsable({"hand": [bobs]}),
+        html_response(f'<main data-hand="{bobs}"></main>'),
+        html_response(f"<p>&quot;{bobs}&quot;</p>"),
+        HttpResponse(f"Briscola: Rs\n1. {bobs} 2c", content_type="text/plain"),
+        json_response({"last_id": 9, "events": forged}),
+    ]
+    for leak in leaks:
+        with pytest.raises(AssertionError, match=r"card |seed piece|finished deal"):
+            audit.check(viewer, leak, "a deliberate leak")
+    # Not leaks: whole tokens only; the seat's own cards, the briscola, the cards played;
+    # a card the client sent, echoed in a refusal; a finished deal's true events.
+    own = [c.code for c in state.hands[0]]
+    fine = [
+        json_response({"hand": own, "briscola": state.briscola.code, "note": "Admin 3dx x3d"}),
+        browsable({"hand": own, "url": "http://testserver/api/v1/matches?page=2"}),
+        html_response(
+            '<div class="card back" style="transform: translate3d(0,0,0)">Asso, Admin</div>'
+        ),
+        json_response({"last_id": 9, "events": deal1_events}),
+    ]
+    for response in fine:
+        audit.check(viewer, response, "no leak")
+    audit.check(
+        viewer,
+        json_response({"message": f"{bobs} is not in the hand of seat 0"}),
+        "an echo",
+        allow=frozenset({bobs}),
+    )
+    audit.check(Viewer("bob", APIClient(), bob, seat=1), json_response({"hand": [bobs]}), "own")
+    assert audit.checked == len(fine) + 2
