@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils.cache import patch_vary_headers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -127,10 +128,43 @@ class MatchDetailApi(APIView):
         operation_id="matches_retrieve",
         tags=["matches"],
         summary="The match and its current deal, as you may see it",
-        responses={200: MatchDetailOutput, **ERRORS},
+        description=(
+            "Answers with an `ETag`. To poll cheaply, send it back in `If-None-Match`: "
+            "while nothing in the match changed, the answer is 304 Not Modified with no "
+            "body (one small query instead of reading and replaying the deal)."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                description="The `ETag` of the last detail you read.",
+            )
+        ],
+        responses={
+            200: MatchDetailOutput,
+            304: OpenApiResponse(description="Not modified since the `ETag` you sent."),
+            **ERRORS,
+        },
     )
     def get(self, request: Request, match_id: str) -> Response:
-        return _detail(request, match_id)
+        # The tag is taken before the detail is read: a move in between makes the body newer
+        # than its tag, and the next conditional request simply gets the full detail again.
+        etag = selectors.match_detail_etag(match_id=match_id, user=request.user)
+        if etag is not None and etag in _if_none_match(request):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = _detail(request, match_id)
+        if etag is not None and response.status_code in (200, 304):
+            response["ETag"] = etag
+        patch_vary_headers(response, ["Authorization"])
+        return response
+
+
+def _if_none_match(request: Request) -> set[str]:
+    """The entity tags of an ``If-None-Match`` header (weak comparison: W/ dropped)."""
+    header = request.headers.get("If-None-Match", "")
+    return {f"W/{tag.strip().removeprefix('W/')}" for tag in header.split(",") if tag.strip()}
 
 
 class MatchJoinApi(APIView):

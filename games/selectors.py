@@ -11,9 +11,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils.crypto import salted_hmac
 
-from accounts.models import User
+from accounts.models import RatingChange, User
 from accounts.rating_selectors import rating_change_json, rating_changes_by_match
 from games import rules
 from games.bots import LEVELS as BOT_LOGIC
@@ -219,6 +221,49 @@ def match_detail_for_user(
             state = deal_state(current)
         data["current_deal"] = deal_view(current, state, seat=seat.number if seat else None)
     return data
+
+
+def _count(queryset: QuerySet[Any], group_by: str) -> Coalesce:
+    """``COUNT(*)`` of a correlated subquery (0 when it has no rows)."""
+    counted = queryset.order_by().values(group_by).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
+def match_detail_etag(*, match_id: Any, user: User) -> str | None:
+    """The ETag of ``user``'s match detail, from one query; None when there is no match.
+
+    What can change in a detail changes one of: the match's status, how many seats are
+    taken, how many deals were dealt, how many cards the last deal has seen, how many
+    rating changes were recorded for it. The tag is an HMAC of those and of the viewer
+    (each viewer sees another detail), so it can be neither forged nor shared: a client
+    that sends it back in ``If-None-Match`` gets 304 only while nothing changed, and only
+    if it is the viewer it was made for.
+    """
+    last_deal = Deal.objects.filter(match=OuterRef(OuterRef("pk"))).order_by("-number")
+    try:
+        version = (
+            Match.objects.filter(pk=match_id)
+            .annotate(
+                n_joined=_count(
+                    Seat.objects.filter(match=OuterRef("pk"), joined_at__isnull=False), "match"
+                ),
+                n_deals=_count(Deal.objects.filter(match=OuterRef("pk")), "match"),
+                n_played=_count(
+                    Move.objects.filter(deal=Subquery(last_deal.values("pk")[:1])), "deal"
+                ),
+                n_rated=_count(RatingChange.objects.filter(match_id=OuterRef("pk")), "match_id"),
+            )
+            .values_list("status", "n_joined", "n_deals", "n_played", "n_rated")
+            .first()
+        )
+    except (ValueError, ValidationError):  # not a UUID
+        return None
+    if version is None:
+        return None
+    viewer = user.pk if user.is_authenticated else "-"
+    value = f"{match_id}|{viewer}|{'|'.join(str(v) for v in version)}"
+    digest = salted_hmac("games.match_detail_etag", value, algorithm="sha256").hexdigest()
+    return f'W/"{digest[:32]}"'
 
 
 def match_rating_changes(match: Match, seats: list[Seat]) -> list[JSON]:

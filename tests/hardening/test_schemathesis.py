@@ -86,6 +86,9 @@ class World:
     usernames: list[str]
     active_match_id: str  # a match where it is alice's turn ...
     legal_move: dict[str, Any]  # ... and a legal move there
+    # For the operations that succeed on one kind of match only: the ids where they can
+    # (drawn more often, so that each operation's run reaches its success at least once).
+    succeeds_on: dict[str, list[str]]
     record: dict[str, Any]  # a finished deal's record, for POST /records/check
 
 
@@ -147,6 +150,12 @@ def world(
         usernames=[*TOKENS, *bots],
         active_match_id=str(active.pk),
         legal_move=legal_move,
+        succeeds_on={
+            "matches_join": [str(waiting_open.pk), str(invited.pk)],
+            "matches_abort": [str(waiting_mine.pk)],
+            "matches_resign": [str(active.pk)],
+            "matches_moves_create": [str(active.pk)],
+        },
         record=replays.deal_export_for_user(deal=finished_deal, user=alice).to_dict(),
     )
 
@@ -241,9 +250,7 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
     if world is None or not path_parameters:
         return st.just(path_parameters)
     choices: dict[str, list[Any]] = {
-        # The active match thrice: the writes (move, resign) succeed only there, and each
-        # operation must succeed at least once (_some_request_succeeded).
-        "match_id": [world.active_match_id] * 3 + world.match_ids,
+        "match_id": world.succeeds_on.get(_operation_id(context) or "", []) * 3 + world.match_ids,
         "deal_id": world.deal_ids,
         "username": world.usernames,
     }
