@@ -25,7 +25,9 @@ Then, with every phase bounded in time and the whole run by ``--timeout``:
    ``GET /api/v1/auth/me`` for ``--get-seconds``: requests per second;
 3. person-vs-person: ``--clients`` threads in pairs play ``single`` 2-player matches, one
    creating with an open seat, the other joining; each polls ``GET /api/v1/matches/{id}``
-   (every ``--poll-ms``) and plays its first legal card with the ply it saw (the move's
+   (every ``--poll-ms``, sending back the detail's ``ETag`` in ``If-None-Match``, as a
+   well-behaved client does: while nothing changed the answer is a bodiless 304) and plays
+   its first legal card with the ply it saw (the move's
    response is the next state it reads). A 409 (``stale_ply``, ``not_your_turn``) is a
    retry, not an error; a 5xx, another unexpected status or a connection error is an error.
    Runs for ``--seconds`` (or ``--matches``); every move POST's latency is recorded;
@@ -176,6 +178,7 @@ class Stats:
     bot_replies: list[float] = field(default_factory=list)
     bot_timeouts: int = 0
     polls: int = 0
+    not_modified: int = 0  # polls answered 304 (the ETag sent back still current)
 
     def error(self, what: str) -> None:
         with self.lock:
@@ -190,9 +193,11 @@ class Client:
         self.username = username
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
+        # The last match detail read, and its ETag, per match: polls send the tag back.
+        self.seen: dict[str, tuple[str, dict]] = {}
 
-    def get(self, path: str) -> requests.Response:
-        return self.session.get(self.base + path, timeout=15)
+    def get(self, path: str, headers: dict[str, str] | None = None) -> requests.Response:
+        return self.session.get(self.base + path, headers=headers, timeout=15)
 
     def post(self, path: str, body: dict[str, Any]) -> requests.Response:
         return self.session.post(self.base + path, json=body, timeout=15)
@@ -287,17 +292,27 @@ def my_turn(view: dict) -> bool:
 
 
 def read_match(client: Client, match_id: str, stats: Stats) -> dict | None:
+    """The match detail; a poll sends the last ETag and keeps the last view on a 304."""
     with stats.lock:
         stats.polls += 1
+    last = client.seen.get(match_id)
+    headers = {"If-None-Match": last[0]} if last else None
     try:
-        r = client.get(f"/api/v1/matches/{match_id}")
+        r = client.get(f"/api/v1/matches/{match_id}", headers)
     except requests.RequestException as exc:
         stats.error(f"match GET: {type(exc).__name__}")
         return None
+    if r.status_code == 304 and last is not None:
+        with stats.lock:
+            stats.not_modified += 1
+        return last[1]
     if r.status_code != 200:
         stats.error(f"match GET: {r.status_code} {r.text[:200]}")
         return None
-    return r.json()
+    view = r.json()
+    if "ETag" in r.headers:
+        client.seen[match_id] = (r.headers["ETag"], view)
+    return view
 
 
 def play_until_over(
@@ -675,11 +690,13 @@ def main(argv: list[str] | None = None) -> int:
         pvp_errors = stats.errors
         pvp_moves = stats.moves_ok
         pvp_polls = stats.polls
+        pvp_not_modified = stats.not_modified
         say(
             f"load: person-vs-person: {stats.moves_ok} moves in {pvp_seconds:.1f}s, "
             f"{stats.matches_finished}/{stats.matches_started} matches finished, "
             f"{stats.retries} retries (409), {stats.errors} errors, "
-            f"{pvp_polls / pvp_seconds:.0f} match GETs/s of polling"
+            f"{pvp_polls / pvp_seconds:.0f} match GETs/s of polling "
+            f"({pvp_not_modified / max(1, pvp_polls):.0%} answered 304 Not Modified)"
         )
 
         bot_seconds = bot_phase(base, users, args.bot_clients, args.bot_seconds, stats)
@@ -706,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
             "moves": pvp_moves,
             "poll_ms": args.poll_ms,
             "polls_per_s": pvp_polls / pvp_seconds,
+            "polls_not_modified": pvp_not_modified,
             "pvp_seconds": pvp_seconds,
             "moves_per_s": moves_per_s,
             "ratio": ratio,
