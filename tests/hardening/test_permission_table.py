@@ -6,8 +6,7 @@ API the error ``code`` in the one JSON shape {code, message, details}. Each row 
 own test, its id reading like ``GET /api/v1/matches/{match}/events [active] stranger ->
 403 match_private``; its writes are rolled back when it ends and every row first checks
 that its world is exactly as built (see "The world each row runs in"), so rows cannot
-interfere. Where today's code answers otherwise and the table says what it should, a
-``WRONG today`` comment says so.
+interfere.
 
 Roles:
 
@@ -666,8 +665,7 @@ ROWS: list[Row] = [
         "GET",
         DEAL,
         "active_public",
-        # WRONG today (401 not_authenticated): /export and /verify, which README says have
-        # this endpoint's permissions, answer anonymous visitors deal_not_over here.
+        # As /export and /verify (the same permissions): not over yet, for anyone.
         anonymous=NOT_OVER,
         stranger=NOT_OVER,
         player=NOT_OVER,
@@ -677,8 +675,8 @@ ROWS: list[Row] = [
     *table(
         "GET", DEAL, "finished", anonymous=ANON, stranger=PRIVATE, player=OK, opponent=OK, admin=OK
     ),
-    # WRONG today (401): the very same record is served to anonymous visitors by
-    # /deals/{deal}/export and /verify, which README says have the permissions of this one.
+    # A public match's finished deals are open to all, anonymous visitors included, as
+    # their /export and /verify.
     *table("GET", DEAL, "finished_public", **everyone(OK, anonymous=OK)),
     *table(
         "GET", DEAL, "resigned", anonymous=ANON, stranger=PRIVATE, player=OK, opponent=OK, admin=OK
@@ -926,8 +924,8 @@ ROWS: list[Row] = [
         "active",
         via="session",
         anonymous=TO_REPLAY_LOGIN,
-        # WRONG today (200): the page names the deal's number, format and status (and,
-        # once over, every seat's user name) of a private match to anyone signed in.
+        # The page names the deal's number, format, status and (once over) every seat's
+        # user: a private match's are for its players and administrators only.
         stranger=HTML_FORBIDDEN,
         player=HTML_OK,
         opponent=HTML_OK,
@@ -946,7 +944,7 @@ ROWS: list[Row] = [
         "finished",
         via="session",
         anonymous=TO_REPLAY_LOGIN,
-        stranger=HTML_FORBIDDEN,  # WRONG today (200): see above
+        stranger=HTML_FORBIDDEN,  # see above
         player=HTML_OK,
         opponent=HTML_OK,
         admin=HTML_OK,
