@@ -270,7 +270,10 @@ def play_move(client: Client, match_id: str, view: dict, stats: Stats) -> dict |
         with stats.lock:
             stats.moves_ok += 1
             stats.acknowledged.append((match_id, ply, card))
-        return r.json()
+        view = r.json()
+        if "ETag" in r.headers:  # the detail the move returned: the next poll may be a 304
+            client.seen[match_id] = (r.headers["ETag"], view)
+        return view
     if r.status_code == 409:
         with stats.lock:
             stats.retries += 1

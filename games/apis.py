@@ -229,7 +229,17 @@ class MoveCreateApi(APIView):
             deals=played.deals,
             states=played.states,
         )
-        return _detail_response(detail, status.HTTP_201_CREATED)
+        response = _detail_response(detail, status.HTTP_201_CREATED)
+        etag = selectors.match_detail_etag_after_move(
+            match=played.match,
+            seats=played.seats,
+            deals=played.deals,
+            ply=played.states[played.deals[-1].pk].ply,
+            user=request.user,
+        )
+        if etag is not None:  # the next poll of GET /matches/{id} may send it back
+            response["ETag"] = etag
+        return response
 
 
 class MatchResignApi(APIView):

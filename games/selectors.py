@@ -6,6 +6,7 @@ viewer is (a seat, a spectator, an administrator) and what they may ask for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -246,10 +247,8 @@ def match_detail_etag(*, match_id: Any, user: User) -> str | None:
     subqueries than the database took to run them.)
     """
     try:
-        key = Match._meta.pk.get_db_prep_value(  # type: ignore[union-attr]
-            Match._meta.pk.to_python(match_id),  # type: ignore[union-attr]
-            connection,
-        )
+        pk = Match._meta.pk.to_python(match_id)  # type: ignore[union-attr]
+        key = Match._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
     except ValidationError:  # not a UUID
         return None
     with connection.cursor() as cursor:
@@ -257,8 +256,24 @@ def match_detail_etag(*, match_id: Any, user: User) -> str | None:
         version = cursor.fetchone()
     if version is None:
         return None
+    return _etag(pk, user, version)
+
+
+def match_detail_etag_after_move(
+    *, match: Match, seats: list[Seat], deals: list[Deal], ply: int, user: User
+) -> str | None:
+    """The same tag as :func:`match_detail_etag`, from what a move's transaction holds
+    (``ply``: the cards the last deal has seen), without a query. None once the match is
+    over: its rating changes are recorded after it, by a task."""
+    if match.status != MatchStatus.ACTIVE:
+        return None
+    joined = sum(1 for seat in seats if seat.joined_at is not None)
+    return _etag(match.pk, user, (match.status, joined, len(deals), ply, 0))
+
+
+def _etag(pk: Any, user: User, version: Sequence[Any]) -> str:
     viewer = user.pk if user.is_authenticated else "-"
-    value = f"{match_id}|{viewer}|{'|'.join(str(v) for v in version)}"
+    value = f"{pk}|{viewer}|{'|'.join(str(v) for v in version)}"
     digest = salted_hmac("games.match_detail_etag", value, algorithm="sha256").hexdigest()
     return f'W/"{digest[:32]}"'
 

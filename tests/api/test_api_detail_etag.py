@@ -101,3 +101,26 @@ def test_no_tag_on_errors(player: Callable[..., Player]) -> None:
     assert response.status_code == 404 and "ETag" not in response
     response = alice.client.get(url("not-a-uuid"), HTTP_IF_NONE_MATCH='W/"x"')
     assert response.status_code == 404 and "ETag" not in response
+
+
+def test_a_move_answers_the_tag_of_the_detail_it_returns(player: Callable[..., Player]) -> None:
+    """The 201 of a move carries the ETag a GET would give (computed without a query), so
+    the mover's next poll is a 304; not once the match is over (its rating comes later)."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=[{"user": bob.name}], format="first_to_2")["id"]
+    bob.join(match_id)
+    people = {alice.detail(match_id)["your_seat"]: alice, bob.detail(match_id)["your_seat"]: bob}
+    tagged = 0
+    while True:
+        mover = people[alice.detail(match_id)["current_deal"]["turn"]]
+        deal = mover.detail(match_id)["current_deal"]
+        body = {"card": deal["legal"][0], "ply": deal["ply"]}
+        response = mover.client.post(f"/api/v1/matches/{match_id}/moves", body, format="json")
+        assert response.status_code == 201, response.content
+        if response.json()["status"] != "active":
+            assert "ETag" not in response
+            break
+        again = conditional(mover, match_id, response["ETag"])
+        assert again.status_code == 304, "the move's tag differs from the detail's"
+        tagged += 1
+    assert tagged >= 79  # every move but the last, across two deals or more
