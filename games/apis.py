@@ -44,15 +44,19 @@ def _query(request: Request) -> dict[str, Any]:
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
     match = selectors.match_get(match_id=match_id)
     data = selectors.match_detail_for_user(match=match, user=request.user)
-    return _detail_response(data, status_code)
+    return _detail_response(data, status_code, match, request.user)
 
 
-def _detail_response(data: dict[str, Any], status_code: int) -> Response:
+def _detail_response(data: dict[str, Any], status_code: int, match: Any, user: Any) -> Response:
     """A match detail as the selectors build it: already JSON-ready, in exactly the shape
     ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on every
     kind of match). Running the serializer over it on every poll and every move cost more
-    than the move's own transaction; the serializer stays the schema."""
-    return Response(data, status=status_code)
+    than the move's own transaction; the serializer stays the schema. With its ``ETag``
+    (see MatchDetailApi), which a later GET may send back to get a 304."""
+    response = Response(data, status=status_code)
+    response["ETag"] = selectors.match_detail_etag_of(match=match, detail=data, user=user)
+    patch_vary_headers(response, ["Authorization"])
+    return response
 
 
 class MatchListCreateApi(APIView):
@@ -148,17 +152,15 @@ class MatchDetailApi(APIView):
         },
     )
     def get(self, request: Request, match_id: str) -> Response:
-        # The tag is taken before the detail is read: a move in between makes the body newer
-        # than its tag, and the next conditional request simply gets the full detail again.
-        etag = selectors.match_detail_etag(match_id=match_id, user=request.user)
-        if etag is not None and etag in _if_none_match(request):
-            response = Response(status=status.HTTP_304_NOT_MODIFIED)
-        else:
-            response = _detail(request, match_id)
-        if etag is not None and response.status_code in (200, 304):
-            response["ETag"] = etag
-        patch_vary_headers(response, ["Authorization"])
-        return response
+        tags = _if_none_match(request)
+        if tags:  # one small query decides whether anything changed
+            etag = selectors.match_detail_etag(match_id=match_id, user=request.user)
+            if etag is not None and etag in tags:
+                response = Response(status=status.HTTP_304_NOT_MODIFIED)
+                response["ETag"] = etag
+                patch_vary_headers(response, ["Authorization"])
+                return response
+        return _detail(request, match_id)
 
 
 def _if_none_match(request: Request) -> set[str]:
@@ -229,17 +231,7 @@ class MoveCreateApi(APIView):
             deals=played.deals,
             states=played.states,
         )
-        response = _detail_response(detail, status.HTTP_201_CREATED)
-        etag = selectors.match_detail_etag_after_move(
-            match=played.match,
-            seats=played.seats,
-            deals=played.deals,
-            ply=played.states[played.deals[-1].pk].ply,
-            user=request.user,
-        )
-        if etag is not None:  # the next poll of GET /matches/{id} may send it back
-            response["ETag"] = etag
-        return response
+        return _detail_response(detail, status.HTTP_201_CREATED, played.match, request.user)
 
 
 class MatchResignApi(APIView):

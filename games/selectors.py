@@ -259,16 +259,19 @@ def match_detail_etag(*, match_id: Any, user: User) -> str | None:
     return _etag(pk, user, version)
 
 
-def match_detail_etag_after_move(
-    *, match: Match, seats: list[Seat], deals: list[Deal], ply: int, user: User
-) -> str | None:
-    """The same tag as :func:`match_detail_etag`, from what a move's transaction holds
-    (``ply``: the cards the last deal has seen), without a query. None once the match is
-    over: its rating changes are recorded after it, by a task."""
-    if match.status != MatchStatus.ACTIVE:
-        return None
-    joined = sum(1 for seat in seats if seat.joined_at is not None)
-    return _etag(match.pk, user, (match.status, joined, len(deals), ply, 0))
+def match_detail_etag_of(*, match: Match, detail: JSON, user: User) -> str:
+    """The same tag as :func:`match_detail_etag`, read off a detail built for ``user``: no
+    query, and always the tag of exactly the detail that is sent (its reads are not one
+    snapshot; a move landing between them shows in both the body and the tag)."""
+    current = detail["current_deal"]
+    version = (
+        detail["status"],
+        sum(1 for seat in detail["seats"] if seat["joined"]),
+        len(detail["deals"]),
+        current["ply"] if current else 0,
+        len(detail["rating_changes"]),
+    )
+    return _etag(match.pk, user, version)
 
 
 def _etag(pk: Any, user: User, version: Sequence[Any]) -> str:
