@@ -223,15 +223,18 @@ def trivial_get(base: str, users: list[tuple[str, str]], clients: int, seconds: 
     stop_at = time.monotonic() + seconds
     counts = [0] * clients
     errors = [0] * clients
+    latencies: list[list[float]] = [[] for _ in range(clients)]
 
     def worker(i: int) -> None:
         name, token = users[i % len(users)]
         client = Client(base, token, name)
         while time.monotonic() < stop_at:
+            t0 = time.perf_counter()
             try:
                 r = client.get("/api/v1/auth/me")
                 if r.status_code == 200:
                     counts[i] += 1
+                    latencies[i].append(time.perf_counter() - t0)
                 else:
                     errors[i] += 1
             except requests.RequestException:
@@ -245,7 +248,10 @@ def trivial_get(base: str, users: list[tuple[str, str]], clients: int, seconds: 
     for t in threads:
         t.join(seconds + 30)
     elapsed = time.monotonic() - started
+    every = [x for per_client in latencies for x in per_client]
     return {
+        "p50": percentile(every, 50),
+        "p99": percentile(every, 99),
         "requests": sum(counts),
         "errors": sum(errors),
         "seconds": elapsed,
@@ -682,7 +688,10 @@ def main(argv: list[str] | None = None) -> int:
         get = trivial_get(base, users, args.clients, args.get_seconds)
         say(
             f"load: trivial GET /api/v1/auth/me: {get['rps']:.0f} req/s "
-            f"({get['requests']} in {get['seconds']:.1f}s, {get['errors']} errors)"
+            f"({get['requests']} in {get['seconds']:.1f}s, {get['errors']} errors; latency "
+            f"p50 {fmt(get['p50'] and get['p50'] * 1000)} ms, "
+            f"p99 {fmt(get['p99'] and get['p99'] * 1000)} ms: at {args.clients} clients that "
+            f"never pause, latency = clients / throughput, even for this endpoint)"
         )
 
         stats, pvp_seconds = pvp_phase(
@@ -723,6 +732,8 @@ def main(argv: list[str] | None = None) -> int:
             "worker_class": args.worker_class,
             "clients": args.clients,
             "get_rps": get["rps"],
+            "get_p50_ms": None if get["p50"] is None else get["p50"] * 1000,
+            "get_p99_ms": None if get["p99"] is None else get["p99"] * 1000,
             "moves": pvp_moves,
             "poll_ms": args.poll_ms,
             "polls_per_s": pvp_polls / pvp_seconds,
