@@ -9,7 +9,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
@@ -20,7 +19,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games import selectors, services
-from games.replay_apis import OpenToPublicDealsApi
+from games.replay_apis import OpenToPublicDealsApi, query_params
 from games.serializers import (
     DealRecordOutput,
     EventsFilter,
@@ -34,11 +33,6 @@ from games.serializers import (
 )
 
 ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409)}
-
-
-def _query(request: Request) -> dict[str, Any]:
-    """The query parameters, without DRF's ``?format=`` renderer switch (not a filter)."""
-    return {k: v for k, v in request.query_params.items() if k != api_settings.URL_FORMAT_OVERRIDE}
 
 
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
@@ -74,7 +68,7 @@ class MatchListCreateApi(APIView):
         responses={200: MatchSummaryOutput(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        filters = MatchListFilters(data=_query(request))
+        filters = MatchListFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
         options = {
             k: v for k, v in filters.validated_data.items() if k in ("status", "mine", "open")
@@ -260,7 +254,7 @@ class MatchEventsApi(APIView):
         responses={200: EventsOutput, **ERRORS},
     )
     def get(self, request: Request, match_id: str) -> Response:
-        data = EventsFilter(data=_query(request))
+        data = EventsFilter(data=query_params(request))
         data.is_valid(raise_exception=True)
         match = selectors.match_get(match_id=match_id)
         events = selectors.match_events_for_user(

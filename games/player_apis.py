@@ -11,7 +11,7 @@ from accounts import rating_selectors
 from accounts.ratings import CATEGORIES, CATEGORY_1V1, display_rating
 from briscola_service.pagination import StandardPagination
 from games import player_selectors
-from games.apis import ERRORS, _query
+from games.apis import ERRORS
 from games.player_serializers import (
     CategoryFilter,
     LeaderboardEntryOutput,
@@ -19,6 +19,7 @@ from games.player_serializers import (
     PlayerMatchOutput,
     PlayerOutput,
 )
+from games.replay_apis import query_params
 from games.serializers import RatingChangeOutput
 
 
@@ -58,7 +59,7 @@ class PlayerRatingHistoryApi(APIView):
         responses={200: RatingChangeOutput(many=True), **ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
-        filters = CategoryFilter(data=_query(request))
+        filters = CategoryFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
         queryset = rating_selectors.rating_history(
@@ -80,7 +81,7 @@ class PlayerMatchesApi(APIView):
         responses={200: PlayerMatchOutput(many=True), **ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
-        PageFilter(data=_query(request)).is_valid(raise_exception=True)
+        PageFilter(data=query_params(request)).is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
         queryset = player_selectors.player_matches(player=player, viewer=request.user)
         paginator = self.pagination_class()
@@ -100,7 +101,7 @@ class LeaderboardApi(APIView):
         responses={200: LeaderboardEntryOutput(many=True), **ERRORS},
     )
     def get(self, request: Request) -> Response:
-        filters = CategoryFilter(data=_query(request))
+        filters = CategoryFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)
         category = filters.validated_data.get("category", CATEGORY_1V1)
         queryset = rating_selectors.leaderboard(category=category)

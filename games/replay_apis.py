@@ -21,6 +21,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
@@ -37,9 +38,11 @@ EXPORT_RESPONSES = {
 }
 
 
-def _query(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
-    """The query parameters; ``?format=`` is DRF's renderer switch unless it is ours."""
-    return {k: v for k, v in request.query_params.items() if keep_format or k != "format"}
+def query_params(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
+    """The query parameters, without DRF's ``?format=`` renderer switch (not a filter)
+    unless the view's own ``format`` parameter is meant (``keep_format``)."""
+    switch = api_settings.URL_FORMAT_OVERRIDE
+    return {k: v for k, v in request.query_params.items() if keep_format or k != switch}
 
 
 class ReplayQuery(StrictSerializer):
@@ -105,7 +108,7 @@ class DealReplayApi(OpenToPublicDealsApi):
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
-        query = ReplayQuery(data=_query(request))
+        query = ReplayQuery(data=query_params(request))
         query.is_valid(raise_exception=True)
         deal = selectors.deal_get(deal_id=deal_id)
         return Response(
@@ -154,7 +157,7 @@ class DealExportApi(OpenToPublicDealsApi):
         responses=EXPORT_RESPONSES,
     )
     def get(self, request: Request, deal_id: int) -> Any:
-        query = ExportQuery(data=_query(request, keep_format=True))
+        query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
         deal = selectors.deal_get(deal_id=deal_id)
         record = replays.deal_export_for_user(deal=deal, user=request.user)
@@ -175,7 +178,7 @@ class MatchExportApi(OpenToPublicDealsApi):
         responses=EXPORT_RESPONSES,
     )
     def get(self, request: Request, match_id: str) -> Any:
-        query = ExportQuery(data=_query(request, keep_format=True))
+        query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
         match = selectors.match_get(match_id=match_id)
         exported = replays.match_export_for_user(match=match, user=request.user)

@@ -231,12 +231,9 @@ def _deal_start(match: Match, rules_match: rules.Match | None) -> tuple[Deal, ru
     return deal, state, _queue_bot_reply(deal, state)
 
 
-def _rules_match(match: Match, deals: list[Deal] | None = None) -> rules.Match:
-    """The match's deal results so far, as the rules engine counts them.
-
-    ``deals``: the match's deals in order, when the caller has them already."""
-    if deals is None:
-        deals = list(match.deals.order_by("number"))
+def _rules_match(match: Match, deals: list[Deal]) -> rules.Match:
+    """The match's deal results so far (``deals``: all of them, in order), as the rules
+    engine counts them."""
     first = deals[0].dealer if deals else 0
     counted = rules.Match(match.players, match.format, first)
     for deal in deals:
@@ -328,9 +325,7 @@ def _tasks_run_in_process() -> bool:
     return bool(bot_play.app.conf.task_always_eager)
 
 
-def _deal_finish(
-    match: Match, deal: Deal, state: rules.Deal, played: MovePlayed | None = None
-) -> bool:
+def _deal_finish(match: Match, deal: Deal, state: rules.Deal, played: MovePlayed) -> bool:
     """Record the deal's result; start the next deal or end the match. Returns whether a
     bot's reply was queued (the next deal's first card)."""
     now = timezone.now()
@@ -341,7 +336,7 @@ def _deal_finish(
     deal.save(
         update_fields=["status", "points_team0", "points_team1", "winner_team", "finished_at"]
     )
-    counted = _rules_match(match, played.deals if played else None)
+    counted = _rules_match(match, played.deals)
     match.deals_won_team0, match.deals_won_team1 = counted.deals_won
     fields = ["deals_won_team0", "deals_won_team1"]
     if counted.is_over:
@@ -355,9 +350,8 @@ def _deal_finish(
         match_rating_queue_on_commit(match)
         return False
     following, first_state, queued = _deal_start(match, counted)
-    if played is not None:
-        played.deals.append(following)
-        played.states[following.pk] = first_state
+    played.deals.append(following)
+    played.states[following.pk] = first_state
     return queued
 
 
