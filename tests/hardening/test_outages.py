@@ -60,3 +60,17 @@ def test_a_database_outage_is_a_503_with_retry_after(
     assert body["code"] == "service_unavailable" and body["details"] == {"retry_after": 2}
     assert response["Retry-After"] == "2"
     assert "127.0.0.1" not in body["message"]  # the cause is logged, not shown
+
+
+def test_a_database_outage_outside_the_api_is_a_plain_503(
+    monkeypatch: pytest.MonkeyPatch, client: Any
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr("games.selectors.deal_get", refuse)
+    response = client.get("/replay/1/")
+    assert response.status_code == 503
+    assert response["Content-Type"].startswith("text/plain")
+    assert response["Retry-After"] == "2"
+    assert b"Retry shortly" in response.content
