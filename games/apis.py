@@ -18,7 +18,7 @@ from briscola_service.idempotency.apis import (
     idempotent,
 )
 from briscola_service.pagination import StandardPagination
-from games import selectors, services
+from games import detail_cache, selectors, services
 from games.replay_apis import OpenToPublicDealsApi, query_params
 from games.serializers import (
     DealRecordOutput,
@@ -38,17 +38,17 @@ ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409)}
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
     match = selectors.match_get(match_id=match_id)
     data = selectors.match_detail_for_user(match=match, user=request.user)
-    return _detail_response(data, status_code, match, request.user)
+    return _detail_response(data, status_code, match.pk, request.user)
 
 
-def _detail_response(data: dict[str, Any], status_code: int, match: Any, user: Any) -> Response:
+def _detail_response(data: dict[str, Any], status_code: int, pk: Any, user: Any) -> Response:
     """A match detail as the selectors build it: already JSON-ready, in exactly the shape
     ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on every
     kind of match). Running the serializer over it on every poll and every move cost more
     than the move's own transaction; the serializer stays the schema. With its ``ETag``
     (see MatchDetailApi), which a later GET may send back to get a 304."""
     response = Response(data, status=status_code)
-    response["ETag"] = selectors.match_detail_etag_of(match=match, detail=data, user=user)
+    response["ETag"] = selectors.match_detail_etag_of(pk=pk, detail=data, user=user)
     patch_vary_headers(response, ["Authorization"])
     return response
 
@@ -146,14 +146,19 @@ class MatchDetailApi(APIView):
         },
     )
     def get(self, request: Request, match_id: str) -> Response:
-        tags = _if_none_match(request)
-        if tags:  # one small query decides whether anything changed
-            etag = selectors.match_detail_etag(match_id=match_id, user=request.user)
-            if etag is not None and etag in tags:
+        found = selectors.match_version(match_id=match_id)  # one small query
+        if found is not None:
+            pk, version = found
+            etag = selectors.match_detail_etag(pk=pk, version=version, user=request.user)
+            if etag in _if_none_match(request):
                 response = Response(status=status.HTTP_304_NOT_MODIFIED)
                 response["ETag"] = etag
                 patch_vary_headers(response, ["Authorization"])
                 return response
+            snapshot = detail_cache.snapshot_get(pk, version)  # kept by the move that made it
+            if snapshot is not None:
+                data = snapshot.detail_for(request.user)
+                return _detail_response(data, status.HTTP_200_OK, pk, request.user)
         return _detail(request, match_id)
 
 
@@ -218,14 +223,9 @@ class MoveCreateApi(APIView):
         if played.stale:  # a bot replied in-process (no broker): show the match as it is now
             return _detail(request, match_id, status.HTTP_201_CREATED)
         # The match as the move left it, from what the move's transaction read and wrote.
-        detail = selectors.match_detail_for_user(
-            match=played.match,
-            user=request.user,
-            seats=played.seats,
-            deals=played.deals,
-            states=played.states,
-        )
-        return _detail_response(detail, status.HTTP_201_CREATED, played.match, request.user)
+        assert played.snapshot is not None  # set by every move that returns
+        detail = played.snapshot.detail_for(request.user)
+        return _detail_response(detail, status.HTTP_201_CREATED, played.match.pk, request.user)
 
 
 class MatchResignApi(APIView):

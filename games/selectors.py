@@ -7,6 +7,7 @@ viewer is (a seat, a spectator, an administrator) and what they may ask for.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -94,11 +95,15 @@ def is_admin(user: User) -> bool:
 
 def match_visible_to(match: Match, seats: list[Seat], user: User) -> bool:
     """Players, invitees, admins; anyone for a public match or one with an open seat."""
-    if match.public or is_admin(user):
+    return _visible(match.public, match.status, [s.user_id for s in seats], user)
+
+
+def _visible(public: bool, status: str, seat_users: Sequence[int | None], user: User) -> bool:
+    if public or is_admin(user):
         return True
-    if any(s.user_id == user.pk for s in seats):
+    if any(user_id == user.pk for user_id in seat_users):
         return True
-    return match.status == MatchStatus.WAITING and any(s.user_id is None for s in seats)
+    return status == MatchStatus.WAITING and any(user_id is None for user_id in seat_users)
 
 
 def matches_visible_to(user: User) -> QuerySet[Match]:
@@ -155,19 +160,6 @@ def deal_summary(deal: Deal) -> JSON:
     }
 
 
-def deal_view(deal: Deal, state: rules.Deal, *, seat: int | None) -> JSON:
-    """The deal as ``seat`` (None: a spectator) may see it, with the deal's public facts."""
-    if seat is None:
-        view = rules.spectator_view(state)
-    else:
-        view = rules.seat_view(state, seat, partners_last_hand=deal.match.partners_last_hand)
-    data = {**deal_summary(deal), **view.to_dict()}
-    if deal.status == DealStatus.ABANDONED:  # the match ended mid-deal: nobody is to play
-        data["turn"] = None
-        data["legal"] = []
-    return data
-
-
 def match_summary(match: Match, seats: list[Seat]) -> JSON:
     return {
         "id": str(match.id),
@@ -188,6 +180,118 @@ def match_summary(match: Match, seats: list[Seat]) -> JSON:
     }
 
 
+@dataclass(frozen=True)
+class CurrentDeal:
+    """A match's last deal as its details need it: the public summary, and what replays it
+    (the seed stays on the server: views are made from the replayed state)."""
+
+    summary: JSON
+    players: int
+    dealer: int
+    seed: str
+    moves: tuple[str, ...]
+    abandoned: bool
+    partners_last_hand: bool
+
+    def view(self, seat: int | None) -> JSON:
+        """The deal as ``seat`` (None: a spectator) may see it, with its public facts."""
+        state = rules.replay_moves(self.players, self.dealer, deck_for_seed(self.seed), self.moves)
+        if seat is None:
+            view = rules.spectator_view(state)
+        else:
+            view = rules.seat_view(state, seat, partners_last_hand=self.partners_last_hand)
+        data = {**self.summary, **view.to_dict()}
+        if self.abandoned:  # the match ended mid-deal: nobody is to play
+            data["turn"] = None
+            data["legal"] = []
+        return data
+
+
+@dataclass(frozen=True)
+class MatchSnapshot:
+    """A match at one version, as every viewer's detail is made from it.
+
+    Built from what one transaction read (:func:`match_snapshot`); a move keeps the one it
+    leaves behind in the cache (games.detail_cache), so that the next reads of that
+    version, by every viewer, need no query beyond the version's own.
+    """
+
+    match_id: str
+    summary: JSON
+    public: bool
+    status: str
+    seats: tuple[tuple[int, int | None, bool], ...]  # (number, user id, joined), in order
+    rating_changes: list[JSON]
+    deals: list[JSON]
+    current: CurrentDeal | None
+
+    @property
+    def version(self) -> tuple[Any, ...]:
+        """What the ``ETag`` is made of: the same values as :func:`match_version` reads."""
+        return (
+            str(self.status),
+            sum(1 for _, _, joined in self.seats if joined),
+            len(self.deals),
+            len(self.current.moves) if self.current else 0,
+            len(self.rating_changes),
+        )
+
+    def detail_for(self, user: User) -> JSON:
+        """The match and its current deal as ``user`` may see them."""
+        if not _visible(self.public, self.status, [uid for _, uid, _ in self.seats], user):
+            raise MatchPrivateError()
+        seat = next(
+            (n for n, uid, joined in self.seats if joined and uid == user.pk),
+            None,
+        )
+        data = dict(self.summary)
+        data["your_seat"] = seat
+        data["rating_changes"] = self.rating_changes
+        data["deals"] = self.deals
+        data["current_deal"] = self.current.view(seat) if self.current else None
+        return data
+
+
+def match_snapshot(
+    *,
+    match: Match,
+    seats: list[Seat] | None = None,
+    deals: list[Deal] | None = None,
+    states: dict[int, rules.Deal] | None = None,
+) -> MatchSnapshot:
+    """The match's snapshot. ``seats`` (in seat order), ``deals`` (in order) and ``states``
+    (replayed deals by id) are what the caller read already, in the same transaction as
+    ``match`` (a move: services.MovePlayed); whatever is missing is read here."""
+    if seats is None:
+        seats = match_seats(match)
+    if deals is None:
+        deals = list(match.deals.order_by("number"))
+    current = None
+    if deals:
+        last = deals[-1]
+        state = (states or {}).get(last.pk)
+        moves = [card.code for card in state.moves] if state is not None else deal_moves(last)
+        current = CurrentDeal(
+            summary=deal_summary(last),
+            players=match.players,
+            dealer=last.dealer,
+            seed=last.seed,
+            moves=tuple(moves),
+            abandoned=last.status == DealStatus.ABANDONED,
+            partners_last_hand=match.partners_last_hand,
+        )
+    return MatchSnapshot(
+        match_id=str(match.pk),
+        summary=match_summary(match, seats),
+        public=match.public,
+        status=match.status,
+        seats=tuple((s.number, s.user_id, s.joined_at is not None) for s in seats),
+        rating_changes=match_rating_changes(match, seats),
+        deals=[deal_summary(d) for d in deals],
+        current=current,
+    )
+
+
 def match_detail_for_user(
     *,
     match: Match,
@@ -196,32 +300,14 @@ def match_detail_for_user(
     deals: list[Deal] | None = None,
     states: dict[int, rules.Deal] | None = None,
 ) -> JSON:
-    """The match and its current deal as ``user`` may see them.
-
-    ``seats`` (in seat order), ``deals`` (in order) and ``states`` (replayed deals by id)
-    are what the caller read already, in the same transaction as ``match`` (a move's
-    response: services.MovePlayed); whatever is missing is read here.
-    """
+    """The match and its current deal as ``user`` may see them (see :func:`match_snapshot`
+    for the optional arguments)."""
     if seats is None:
         seats = match_seats(match)
-    if not match_visible_to(match, seats, user):
+    if not match_visible_to(match, seats, user):  # before reading the rest
         raise MatchPrivateError()
-    seat = seat_of_user(seats, user)
-    if deals is None:
-        deals = list(match.deals.order_by("number"))
-    data = match_summary(match, seats)
-    data["your_seat"] = seat.number if seat else None
-    data["rating_changes"] = match_rating_changes(match, seats)
-    data["deals"] = [deal_summary(d) for d in deals]
-    data["current_deal"] = None
-    if deals:
-        current = deals[-1]
-        current.match = match
-        state = (states or {}).get(current.pk)
-        if state is None:
-            state = deal_state(current)
-        data["current_deal"] = deal_view(current, state, seat=seat.number if seat else None)
-    return data
+    snapshot = match_snapshot(match=match, seats=seats, deals=deals, states=states)
+    return snapshot.detail_for(user)
 
 
 _ETAG_SQL = """
@@ -235,15 +321,12 @@ FROM {match} m WHERE m.id = %s
 """
 
 
-def match_detail_etag(*, match_id: Any, user: User) -> str | None:
-    """The ETag of ``user``'s match detail, from one query; None when there is no match.
+def match_version(*, match_id: Any) -> tuple[Any, tuple[Any, ...]] | None:
+    """The match's primary key and version, from one query; None when there is no match.
 
     What can change in a detail changes one of: the match's status, how many seats are
     taken, how many deals were dealt, how many cards the last deal has seen, how many
-    rating changes were recorded for it. The tag is an HMAC of those and of the viewer
-    (each viewer sees another detail), so it can be neither forged nor shared: a client
-    that sends it back in ``If-None-Match`` gets 304 only while nothing changed, and only
-    if it is the viewer it was made for. (Plain SQL: the ORM took longer to compile these
+    rating changes were recorded for it. (Plain SQL: the ORM took longer to compile these
     subqueries than the database took to run them.)
     """
     try:
@@ -256,10 +339,18 @@ def match_detail_etag(*, match_id: Any, user: User) -> str | None:
         version = cursor.fetchone()
     if version is None:
         return None
+    return pk, tuple(version)
+
+
+def match_detail_etag(*, pk: Any, version: Sequence[Any], user: User) -> str:
+    """The ETag of ``user``'s match detail at ``version`` (:func:`match_version`): an HMAC
+    of the version and of the viewer (each viewer sees another detail), so it can be
+    neither forged nor shared: a client that sends it back in ``If-None-Match`` gets 304
+    only while nothing changed, and only if it is the viewer it was made for."""
     return _etag(pk, user, version)
 
 
-def match_detail_etag_of(*, match: Match, detail: JSON, user: User) -> str:
+def match_detail_etag_of(*, pk: Any, detail: JSON, user: User) -> str:
     """The same tag as :func:`match_detail_etag`, read off a detail built for ``user``: no
     query, and always the tag of exactly the detail that is sent (its reads are not one
     snapshot; a move landing between them shows in both the body and the tag)."""
@@ -271,7 +362,7 @@ def match_detail_etag_of(*, match: Match, detail: JSON, user: User) -> str:
         current["ply"] if current else 0,
         len(detail["rating_changes"]),
     )
-    return _etag(match.pk, user, version)
+    return _etag(pk, user, version)
 
 
 def _etag(pk: Any, user: User, version: Sequence[Any]) -> str:

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from accounts.services import bot_account_ensure
-from games import rules
+from games import detail_cache, rules, selectors
 from games.bots import choose_card
 from games.errors import (
     AlreadySeatedError,
@@ -253,7 +253,7 @@ def _current_deal(match: Match) -> Deal:
 @dataclass
 class MovePlayed:
     """What a move left behind as it committed: enough to answer the move without reading
-    the match again (``selectors.match_detail_for_user(..., preloaded=...)``).
+    the match again (``snapshot``).
 
     ``stale`` is set when work that followed the commit ran in this process (a bot's reply
     without a broker), so the match has moved on and must be read again.
@@ -265,6 +265,8 @@ class MovePlayed:
     states: dict[int, rules.Deal]  # the replayed state of each of them the move touched
     deal: Deal  # the deal the move was played in
     stale: bool = False
+    # Every viewer's detail of the match as the move left it; kept in the cache too.
+    snapshot: selectors.MatchSnapshot | None = None
 
 
 def move_play(
@@ -313,6 +315,10 @@ def move_play(
             else:
                 followed = _queue_bot_reply(deal, state, seats)
             played.stale = followed and _tasks_run_in_process()
+            played.snapshot = selectors.match_snapshot(
+                match=match, seats=seats, deals=played.deals, states=played.states
+            )
+            detail_cache.snapshot_put_on_commit(played.snapshot)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc

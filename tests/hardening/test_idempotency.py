@@ -147,7 +147,7 @@ def test_a_crash_after_the_write_leaves_neither_the_write_nor_the_key(
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the worker died after the move was written")
 
-    monkeypatch.setattr(apis.selectors, "match_detail_for_user", crash)  # the response
+    monkeypatch.setattr(apis.selectors.MatchSnapshot, "detail_for", crash)  # the response
     client = auth_client(mover)
     headers = {"HTTP_IDEMPOTENCY_KEY": key()}
     with pytest.raises(RuntimeError):
@@ -236,7 +236,7 @@ def test_a_twin_of_a_request_still_in_flight_gets_409(
     match = games.person_match(*people)
     mover, body = first_move(games, match)
     inside, release = threading.Event(), threading.Event()
-    real_detail = apis.selectors.match_detail_for_user
+    real_detail = apis.selectors.MatchSnapshot.detail_for
 
     def slow_detail(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread().name == "first":
@@ -244,7 +244,7 @@ def test_a_twin_of_a_request_still_in_flight_gets_409(
             assert release.wait(20)
         return real_detail(*args, **kwargs)
 
-    monkeypatch.setattr(apis.selectors, "match_detail_for_user", slow_detail)  # the response
+    monkeypatch.setattr(apis.selectors.MatchSnapshot, "detail_for", slow_detail)  # the response
     headers = {"HTTP_IDEMPOTENCY_KEY": key()}
     results: dict[str, Any] = {}
 

@@ -1,0 +1,183 @@
+"""GET /api/v1/matches/{id} after a move: the detail comes from the snapshot the move kept
+(games/detail_cache.py), and is exactly what the database would have given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from redis.exceptions import ConnectionError as RedisConnectionError
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from games import detail_cache, selectors
+from games.models import Match
+from tests.api.conftest import Player, seats_by_number
+
+pytestmark = pytest.mark.django_db
+
+
+def url(match_id: str) -> str:
+    return f"/api/v1/matches/{match_id}"
+
+
+@contextmanager
+def snapshots_counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
+    """Records, for each read of a snapshot, whether one was found."""
+    found: list[bool] = []
+    real = detail_cache.snapshot_get
+
+    def counted(match_id: Any, version: Any) -> Any:
+        snapshot = real(match_id, version)
+        found.append(snapshot is not None)
+        return snapshot
+
+    with monkeypatch.context() as patch:
+        patch.setattr(detail_cache, "snapshot_get", counted)
+        yield found
+
+
+def from_database(client: APIClient, match_id: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The same GET with no snapshot to be found: read from the database."""
+    with monkeypatch.context() as patch:
+        patch.setattr(detail_cache, "snapshot_get", lambda match_id, version: None)
+        return client.get(url(match_id))
+
+
+def both_ways(client: APIClient, match_id: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The detail from the snapshot (asserting one was found) and from the database: the
+    same status, body and ETag."""
+    with snapshots_counted(monkeypatch) as found:
+        cached = client.get(url(match_id))
+    assert found == [True], "no snapshot was kept for this version"
+    fresh = from_database(client, match_id, monkeypatch)
+    assert cached.status_code == fresh.status_code
+    assert cached.json() == fresh.json()
+    if fresh.status_code == 200:
+        assert cached["ETag"] == fresh["ETag"]
+    return cached
+
+
+def test_the_read_after_a_move_costs_the_token_and_the_version(
+    player: Callable[..., Player],
+    django_assert_num_queries: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    turn = alice.detail(match_id)["current_deal"]["turn"]
+    at[turn].play_first_legal(match_id)
+    waiting = at[1 - turn]
+    with django_assert_num_queries(2):  # the token, the version
+        response = waiting.client.get(url(match_id))
+    assert response.status_code == 200
+    assert response.json()["current_deal"]["ply"] == 1
+    both_ways(waiting.client, match_id, monkeypatch)
+
+
+def test_every_viewer_gets_what_the_database_says_at_every_ply(
+    player: Callable[..., Player],
+    user_factory: Callable[..., User],
+    auth_client: Callable[[User], APIClient],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A public 4-player match of three people and a bot, to its end: after each move,
+    each player, a stranger and an administrator read the snapshot, and each gets the body
+    and ETag the database gives them."""
+    people = [player() for _ in range(3)]
+    match_id = people[0].create(players=4, seats=["open", "open", {"bot": "greedy"}], public=True)[
+        "id"
+    ]
+    for person in people[1:]:
+        person.join(match_id)
+    viewers = [p.client for p in people] + [
+        auth_client(user_factory(username="stranger")),
+        auth_client(user_factory(username="admin", is_staff=True)),
+    ]
+    at = seats_by_number(people, people[0].detail(match_id))
+    plies = 0
+    while True:
+        detail = people[0].detail(match_id)
+        if detail["status"] != "active":
+            break
+        at[detail["current_deal"]["turn"]].play_first_legal(match_id)
+        plies += 1
+        # the bot's reply, if it followed, kept a snapshot of its own
+        for client in viewers:
+            both_ways(client, match_id, monkeypatch)
+    assert plies >= 30 and detail["status"] == "finished"
+
+
+def test_a_private_match_stays_private(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice, bob, eve = player(), player(), player()
+    match_id = alice.create(seats=[{"user": bob.name}])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    at[alice.detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
+    response = both_ways(eve.client, match_id, monkeypatch)
+    assert response.status_code == 403
+    assert response.json()["code"] == "match_private"
+
+
+def test_a_move_rolled_back_keeps_no_snapshot(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot is kept when the move commits: a move undone after it was written (here
+    by the response failing inside an Idempotency-Key's transaction) leaves none behind,
+    and the version it would have had is reached again by another card."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    view = alice.detail(match_id)["current_deal"]
+    mover = at[view["turn"]]
+    legal = mover.detail(match_id)["current_deal"]["legal"]
+
+    def crash(self: Any, user: Any) -> Any:
+        raise RuntimeError("the response failed after the move was written")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(selectors.MatchSnapshot, "detail_for", crash)
+        with pytest.raises(RuntimeError):
+            mover.client.post(
+                f"{url(match_id)}/moves",
+                {"card": legal[0], "ply": 0},
+                format="json",
+                HTTP_IDEMPOTENCY_KEY="rolled-back-move-1",
+            )
+    pk = Match.objects.get().pk
+    assert detail_cache.snapshot_get(pk, ("active", 2, 1, 1, 0)) is None
+    mover.move(match_id, legal[-1], 0)
+    shown = both_ways(mover.client, match_id, monkeypatch).json()["current_deal"]
+    assert shown["ply"] == 1 and [t["card"] for t in shown["table"]] == [legal[-1]]
+
+
+def test_without_the_cache_the_database_answers(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis down: moves and reads go on (a warning is logged), from the database."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    cache = caches["default"]
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise RedisConnectionError("Connection refused")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "get", down)
+        patch.setattr(cache, "set", down)
+        for _ in range(4):
+            turn = alice.detail(match_id)["current_deal"]["turn"]
+            at[turn].play_first_legal(match_id)
+        shown = at[turn].detail(match_id)["current_deal"]
+    assert shown["ply"] == 4
+    assert detail_cache.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
