@@ -46,9 +46,13 @@ logger = logging.getLogger(__name__)
 # moved on (the version is in the key, nothing is invalidated).
 TTL_SECONDS = 300
 
+# Part of every key: change it whenever MatchSnapshot or CurrentDeal change shape, so that
+# a new release never unpickles what an older one kept (it would lack the new fields).
+LAYOUT = 1
+
 
 def _key(match_id: Any, version: Sequence[Any]) -> str:
-    return f"games:snapshot:{match_id}:{'|'.join(str(v) for v in version)}"
+    return f"games:snapshot:{LAYOUT}:{match_id}:{'|'.join(str(v) for v in version)}"
 
 
 def snapshot_get(match_id: Any, version: Sequence[Any]) -> MatchSnapshot | None:

@@ -181,3 +181,18 @@ def test_without_the_cache_the_database_answers(
         shown = at[turn].detail(match_id)["current_deal"]
     assert shown["ply"] == 4
     assert detail_cache.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
+
+
+def test_a_snapshot_of_another_layout_is_not_read(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an older release kept (another LAYOUT) is never unpickled by this one."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    at[alice.detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
+    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
+    assert detail_cache.snapshot_get(pk, version) is not None
+    monkeypatch.setattr(detail_cache, "LAYOUT", detail_cache.LAYOUT + 1)
+    assert detail_cache.snapshot_get(pk, version) is None
