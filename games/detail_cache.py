@@ -3,9 +3,9 @@
 A move leaves its match at a new version; both players (and any spectator) then read that
 version, each through ``GET /matches/{id}``, usually within milliseconds. The move's
 transaction already holds everything those details are made of, so it keeps it here
-(:func:`snapshot_put`, once the move has committed) and each of those reads costs one
-small query, the version's (:func:`games.selectors.match_version`), instead of reading
-the match, its seats, its deals and the move log again.
+(:func:`snapshot_put_on_commit`, once the move has committed) and each of those reads
+costs one small query, the version's (:func:`games.selectors.match_version`), instead of
+reading the match, its seats, its deals and the move log again.
 
 Why this is safe:
 
@@ -22,10 +22,10 @@ Why this is safe:
 
 A user an administrator renames keeps the old name in the snapshots kept before, for at
 most ``TTL_SECONDS`` (the version does not see names). What a snapshot holds, the seed of
-a running deal included, stays on the server (the cache is
-Redis with ``REDIS_URL``, process memory otherwise), like the database it comes from.
-When the cache cannot be reached, reads and writes are skipped (and logged): the
-database answers, a little slower.
+a running deal included, stays on the server (the cache is Redis with ``REDIS_URL``,
+process memory otherwise), like the database it comes from. When the cache cannot be
+reached, reads and writes are skipped (and logged): the database answers, a little
+slower.
 """
 
 from __future__ import annotations
