@@ -49,9 +49,9 @@ generator runs on the same machine as the server and competes with it for the CP
 figures are a floor for the server, and the ratio (both measured the same way, in the same
 run) is the figure to compare. The clients are kept light (:class:`Client`) so that they
 take as little as possible from the server: until 2026-11-29 they used ``requests``, whose
-own CPU held the trivial GET down to about 770 req/s where it now reaches about 1,000; so
-ratios measured before then are not comparable with those measured after. Exit status 0
-when every target is met, 1 otherwise.
+own CPU held the trivial GET to 770-880 req/s where light clients got 1,000-1,400 on the
+same machine the same day; so ratios measured before then are not comparable with those
+measured after. Exit status 0 when every target is met, 1 otherwise.
 """
 
 from __future__ import annotations
