@@ -223,7 +223,6 @@ class MoveCreateApi(APIView):
         if played.stale:  # a bot replied in-process (no broker): show the match as it is now
             return _detail(request, match_id, status.HTTP_201_CREATED)
         # The match as the move left it, from what the move's transaction read and wrote.
-        assert played.snapshot is not None  # set by every move that returns
         detail = played.snapshot.detail_for(request.user)
         return _detail_response(detail, status.HTTP_201_CREATED, played.match.pk, request.user)
 

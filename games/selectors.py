@@ -193,9 +193,13 @@ class CurrentDeal:
     abandoned: bool
     partners_last_hand: bool
 
+    def state(self) -> rules.Deal:
+        """The rules engine's replay of the deal."""
+        return rules.replay_moves(self.players, self.dealer, deck_for_seed(self.seed), self.moves)
+
     def view(self, seat: int | None) -> JSON:
         """The deal as ``seat`` (None: a spectator) may see it, with its public facts."""
-        state = rules.replay_moves(self.players, self.dealer, deck_for_seed(self.seed), self.moves)
+        state = self.state()
         if seat is None:
             view = rules.spectator_view(state)
         else:
@@ -310,15 +314,24 @@ def match_detail_for_user(
     return snapshot.detail_for(user)
 
 
-_ETAG_SQL = """
-SELECT m.status,
+# A match's version: what can change in its detail changes one of these (see match_version).
+_VERSION_COLUMNS = """
+  m.status,
   (SELECT COUNT(*) FROM {seat} s WHERE s.match_id = m.id AND s.joined_at IS NOT NULL),
   (SELECT COUNT(*) FROM {deal} d WHERE d.match_id = m.id),
   (SELECT COUNT(*) FROM {move} mv WHERE mv.deal_id =
      (SELECT d.id FROM {deal} d WHERE d.match_id = m.id ORDER BY d.number DESC LIMIT 1)),
   (SELECT COUNT(*) FROM {rating_change} rc WHERE rc.match_id = m.id)
-FROM {match} m WHERE m.id = %s
 """
+
+
+def _match_key(match_id: Any) -> tuple[Any, Any] | None:
+    """The match id as a UUID and as the database takes it; None when it is not one."""
+    try:
+        pk = Match._meta.pk.to_python(match_id)  # type: ignore[union-attr]
+        return pk, Match._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
+    except ValidationError:  # not a UUID
+        return None
 
 
 def match_version(*, match_id: Any) -> tuple[Any, tuple[Any, ...]] | None:
@@ -329,17 +342,39 @@ def match_version(*, match_id: Any) -> tuple[Any, tuple[Any, ...]] | None:
     rating changes were recorded for it. (Plain SQL: the ORM took longer to compile these
     subqueries than the database took to run them.)
     """
-    try:
-        pk = Match._meta.pk.to_python(match_id)  # type: ignore[union-attr]
-        key = Match._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
-    except ValidationError:  # not a UUID
+    found = _match_key(match_id)
+    if found is None:
         return None
+    pk, key = found
     with connection.cursor() as cursor:
-        cursor.execute(_etag_sql(), [key])
+        cursor.execute(_version_sql(), [key])
         version = cursor.fetchone()
     if version is None:
         return None
     return pk, tuple(version)
+
+
+def match_lock_versioned(*, match_id: Any) -> tuple[Match, tuple[Any, ...]]:
+    """The match, its row locked (in a transaction), and its version as of the lock, for a
+    move (services.move_play). MatchNotFoundError when there is none. Its ``created_by``
+    is read when first used.
+
+    Two statements, not one: a ``SELECT ... FOR UPDATE`` that waited for the lock sees the
+    locked row as the other transaction left it, but its subqueries see the database as
+    it was when the statement began (PostgreSQL, READ COMMITTED), before what it waited
+    for; the version is read by the next statement, which sees it all.
+    """
+    found = _match_key(match_id)
+    if found is None:
+        raise MatchNotFoundError()
+    key = found[1]
+    match = next(iter(Match.objects.raw(_lock_sql(), [key])), None)
+    if match is None:
+        raise MatchNotFoundError()
+    with connection.cursor() as cursor:
+        cursor.execute(_version_sql(), [key])
+        version = cursor.fetchone()
+    return match, tuple(version)
 
 
 def match_detail_etag(*, pk: Any, version: Sequence[Any], user: User) -> str:
@@ -372,15 +407,27 @@ def _etag(pk: Any, user: User, version: Sequence[Any]) -> str:
     return f'W/"{digest[:32]}"'
 
 
+def _tables() -> dict[str, str]:
+    return {
+        "seat": Seat._meta.db_table,
+        "deal": Deal._meta.db_table,
+        "move": Move._meta.db_table,
+        "rating_change": RatingChange._meta.db_table,
+        "match": Match._meta.db_table,
+    }
+
+
 @lru_cache(maxsize=1)
-def _etag_sql() -> str:
-    return _ETAG_SQL.format(
-        seat=Seat._meta.db_table,
-        deal=Deal._meta.db_table,
-        move=Move._meta.db_table,
-        rating_change=RatingChange._meta.db_table,
-        match=Match._meta.db_table,
-    )
+def _version_sql() -> str:
+    columns = _VERSION_COLUMNS.format(**_tables())
+    return f"SELECT {columns} FROM {Match._meta.db_table} m WHERE m.id = %s"
+
+
+@lru_cache(maxsize=1)
+def _lock_sql() -> str:
+    # SQLite locks the whole database on write and has no row locks to take.
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    return f"SELECT * FROM {Match._meta.db_table} WHERE id = %s{lock}"
 
 
 def match_rating_changes(match: Match, seats: list[Seat]) -> list[JSON]:

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal
 
@@ -252,21 +252,17 @@ def _current_deal(match: Match) -> Deal:
 
 @dataclass
 class MovePlayed:
-    """What a move left behind as it committed: enough to answer the move without reading
-    the match again (``snapshot``).
+    """What a move left behind as it committed: the match as every viewer sees it
+    (``snapshot``, kept in the cache too), so the move is answered without reading again.
 
     ``stale`` is set when work that followed the commit ran in this process (a bot's reply
     without a broker), so the match has moved on and must be read again.
     """
 
     match: Match
-    seats: list[Seat]
-    deals: list[Deal]  # every deal of the match, in order, a deal started by the move included
-    states: dict[int, rules.Deal]  # the replayed state of each of them the move touched
-    deal: Deal  # the deal the move was played in
+    deal_id: int  # the deal the move was played in
+    snapshot: selectors.MatchSnapshot
     stale: bool = False
-    # Every viewer's detail of the match as the move left it; kept in the cache too.
-    snapshot: selectors.MatchSnapshot | None = None
 
 
 def move_play(
@@ -278,51 +274,115 @@ def move_play(
     ``StalePlyError`` when the deal is no longer at ``ply`` (another move got there first)
     or, with ``deal_id``, no longer that deal; and the rules engine's errors for an
     illegal card.
+
+    The match as the last move left it is usually in the cache (games.detail_cache): once
+    the match is locked its version is read, and with the snapshot of exactly that
+    version the move needs no other read (:func:`_move_on_snapshot`). Otherwise, and for
+    the move that ends a deal, everything is read from the database
+    (:func:`_move_on_database`).
     """
     parsed = rules.Card.from_code(card)
     try:
         with transaction.atomic():
-            match = _lock_match(match_id)
-            seats = list(match.seats.select_related("user").order_by("number"))
-            seat = seat_of_user(seats, user)
-            if seat is None:
-                raise NotAPlayerError()
-            if match.status == MatchStatus.WAITING:
-                raise MatchNotStartedError()
-            if match.status != MatchStatus.ACTIVE:
-                raise MatchOverError()
-            deals = list(match.deals.order_by("number"))
-            deal = deals[-1]
-            deal.match = match
-            if deal.status != DealStatus.ACTIVE:  # pragma: no cover - see _current_deal
-                raise MatchOverError()
-            if deal_id is not None and deal.pk != deal_id:
-                raise StalePlyError(
-                    "That deal is over: the match has moved on to the next one.",
-                    details={"deal": deal.pk, "your_deal": deal_id},
-                )
-            state = deal_state(deal)
-            if ply != state.ply:
-                raise StalePlyError(
-                    f"The deal is at ply {state.ply}, not {ply}: refresh and play again.",
-                    details={"current_ply": state.ply, "your_ply": ply},
-                )
-            state.play(parsed, seat=seat.number)
-            Move.objects.create(deal=deal, ply=ply, seat=seat.number, card=parsed.code)
-            played = MovePlayed(match, seats, deals, {deal.pk: state}, deal)
-            if state.is_over:
-                followed = _deal_finish(match, deal, state, played)
-            else:
-                followed = _queue_bot_reply(deal, state, seats)
-            played.stale = followed and _tasks_run_in_process()
-            played.snapshot = selectors.match_snapshot(
-                match=match, seats=seats, deals=played.deals, states=played.states
-            )
+            match, version = selectors.match_lock_versioned(match_id=match_id)
+            kept = _kept_snapshot(match, version)
+            played = _move_on_snapshot(match, kept, user, parsed, ply, deal_id) if kept else None
+            if played is None:
+                played = _move_on_database(match, user, parsed, ply, deal_id)
             detail_cache.snapshot_put_on_commit(played.snapshot)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
     return played
+
+
+def _kept_snapshot(match: Match, version: tuple[object, ...]) -> selectors.MatchSnapshot | None:
+    """The snapshot of the active ``match`` at ``version`` (read under its lock), if kept."""
+    if match.status != MatchStatus.ACTIVE:
+        return None
+    return detail_cache.snapshot_get(match.pk, version)
+
+
+def _move_on_snapshot(
+    match: Match,
+    kept: selectors.MatchSnapshot,
+    user: User,
+    card: rules.Card,
+    ply: int,
+    deal_id: int | None,
+) -> MovePlayed | None:
+    """The move, checked against the snapshot of the version read under the match's lock:
+    the same checks, in the same order, as :func:`_move_on_database`. It can be trusted
+    for them because the version is read under the lock that every write of a seat, a
+    deal or a move takes, and because the move log only grows: the first ``n`` cards of a
+    deal, with its seed, are that deal's first ``n`` cards for ever.
+
+    Returns None, having written nothing, for what it leaves to the database path: the
+    card that ends a deal (its result, the next deal or the match's end are written from
+    the rows themselves)."""
+    current = kept.current
+    seat = next((n for n, uid, joined in kept.seats if joined and uid == user.pk), None)
+    if seat is None:
+        raise NotAPlayerError()
+    if current is None or current.summary["status"] != DealStatus.ACTIVE:
+        return None
+    _check_deal(current.summary["id"], deal_id)
+    state = current.state()
+    _check_ply(state, ply)
+    state.play(card, seat=seat)
+    if state.is_over:
+        return None
+    Move.objects.create(deal_id=current.summary["id"], ply=ply, seat=seat, card=card.code)
+    bots = {s["seat"] for s in kept.summary["seats"] if s["is_bot"]}
+    queued = _queue_bot_reply_if(state.turn in bots, current.summary["id"], state)
+    snapshot = replace(kept, current=replace(current, moves=(*current.moves, card.code)))
+    return MovePlayed(match, current.summary["id"], snapshot, queued and _tasks_run_in_process())
+
+
+def _move_on_database(
+    match: Match, user: User, card: rules.Card, ply: int, deal_id: int | None
+) -> MovePlayed:
+    seats = list(match.seats.select_related("user").order_by("number"))
+    seat = seat_of_user(seats, user)
+    if seat is None:
+        raise NotAPlayerError()
+    if match.status == MatchStatus.WAITING:
+        raise MatchNotStartedError()
+    if match.status != MatchStatus.ACTIVE:
+        raise MatchOverError()
+    deals = list(match.deals.order_by("number"))
+    deal = deals[-1]
+    deal.match = match
+    if deal.status != DealStatus.ACTIVE:  # pragma: no cover - see _current_deal
+        raise MatchOverError()
+    _check_deal(deal.pk, deal_id)
+    state = deal_state(deal)
+    _check_ply(state, ply)
+    state.play(card, seat=seat.number)
+    Move.objects.create(deal=deal, ply=ply, seat=seat.number, card=card.code)
+    states = {deal.pk: state}
+    if state.is_over:
+        followed = _deal_finish(match, deal, state, deals, states)
+    else:
+        followed = _queue_bot_reply(deal, state, seats)
+    snapshot = selectors.match_snapshot(match=match, seats=seats, deals=deals, states=states)
+    return MovePlayed(match, deal.pk, snapshot, followed and _tasks_run_in_process())
+
+
+def _check_deal(current: int, deal_id: int | None) -> None:
+    if deal_id is not None and current != deal_id:
+        raise StalePlyError(
+            "That deal is over: the match has moved on to the next one.",
+            details={"deal": current, "your_deal": deal_id},
+        )
+
+
+def _check_ply(state: rules.Deal, ply: int) -> None:
+    if ply != state.ply:
+        raise StalePlyError(
+            f"The deal is at ply {state.ply}, not {ply}: refresh and play again.",
+            details={"current_ply": state.ply, "your_ply": ply},
+        )
 
 
 def _tasks_run_in_process() -> bool:
@@ -331,9 +391,12 @@ def _tasks_run_in_process() -> bool:
     return bool(bot_play.app.conf.task_always_eager)
 
 
-def _deal_finish(match: Match, deal: Deal, state: rules.Deal, played: MovePlayed) -> bool:
-    """Record the deal's result; start the next deal or end the match. Returns whether a
-    bot's reply was queued (the next deal's first card)."""
+def _deal_finish(
+    match: Match, deal: Deal, state: rules.Deal, deals: list[Deal], states: dict[int, rules.Deal]
+) -> bool:
+    """Record the deal's result; start the next deal or end the match (adding it to
+    ``deals`` and its state to ``states``). Returns whether a bot's reply was queued (the
+    next deal's first card)."""
     now = timezone.now()
     deal.status = DealStatus.FINISHED
     deal.points_team0, deal.points_team1 = state.points
@@ -342,7 +405,7 @@ def _deal_finish(match: Match, deal: Deal, state: rules.Deal, played: MovePlayed
     deal.save(
         update_fields=["status", "points_team0", "points_team1", "winner_team", "finished_at"]
     )
-    counted = _rules_match(match, played.deals)
+    counted = _rules_match(match, deals)
     match.deals_won_team0, match.deals_won_team1 = counted.deals_won
     fields = ["deals_won_team0", "deals_won_team1"]
     if counted.is_over:
@@ -356,8 +419,8 @@ def _deal_finish(match: Match, deal: Deal, state: rules.Deal, played: MovePlayed
         match_rating_queue_on_commit(match)
         return False
     following, first_state, queued = _deal_start(match, counted)
-    played.deals.append(following)
-    played.states[following.pk] = first_state
+    deals.append(following)
+    states[following.pk] = first_state
     return queued
 
 
@@ -399,9 +462,13 @@ def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = N
     if seats is None:
         seats = list(deal.match.seats.select_related("user").order_by("number"))
     user = seats[state.turn].user
-    if user is None or not user.is_bot:
+    return _queue_bot_reply_if(user is not None and user.is_bot, deal.pk, state)
+
+
+def _queue_bot_reply_if(bot_to_play: bool, deal_id: int, state: rules.Deal) -> bool:
+    if not bot_to_play or state.turn is None:
         return False
-    deal_id, ply = deal.pk, state.ply
+    ply = state.ply
     transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply))
     return True
 

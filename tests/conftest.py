@@ -237,13 +237,13 @@ class Games:
         for _ in range(count):
             state = cls.state(match)
             assert state.turn is not None, "the deal is over"
-            deal = move_play(
+            deal_id = move_play(
                 match_id=match.pk,
                 user=users[state.turn],
                 card=state.legal_moves()[0].code,
                 ply=state.ply,
-            ).deal
-            played.append(Move.objects.get(deal=deal, ply=state.ply))
+            ).deal_id
+            played.append(Move.objects.get(deal_id=deal_id, ply=state.ply))
         return played
 
     @staticmethod

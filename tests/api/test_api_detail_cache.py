@@ -196,3 +196,78 @@ def test_a_snapshot_of_another_layout_is_not_read(
     assert detail_cache.snapshot_get(pk, version) is not None
     monkeypatch.setattr(detail_cache, "LAYOUT", detail_cache.LAYOUT + 1)
     assert detail_cache.snapshot_get(pk, version) is None
+
+
+def moves_url(match_id: str) -> str:
+    return f"{url(match_id)}/moves"
+
+
+def test_a_move_on_a_kept_snapshot_reads_nothing_else(
+    player: Callable[..., Player], django_assert_max_num_queries: Any
+) -> None:
+    """With the snapshot of the version it finds under the lock, a move reads neither the
+    seats, the deals nor the move log: the token, the lock, the version, the insert (and
+    the transaction's own statements)."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    first = at[alice.detail(match_id)["current_deal"]["turn"]]
+    first.play_first_legal(match_id)  # no snapshot yet (a join made the version): read
+    second = bob if first is alice else alice
+    view = second.detail(match_id)["current_deal"]
+    with django_assert_max_num_queries(6) as captured:
+        response = second.client.post(
+            moves_url(match_id), {"card": view["legal"][0], "ply": view["ply"]}, format="json"
+        )
+    assert response.status_code == 201, response.content
+    reads = [q["sql"] for q in captured.captured_queries if q["sql"].lstrip().startswith("SELECT")]
+    assert len(reads) == 3, reads  # the token, the lock, the version
+    assert response.json()["current_deal"]["ply"] == 2
+
+
+def test_moves_refused_on_a_kept_snapshot_as_on_the_database(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same refusals, with the same details, whether the move was checked against the
+    snapshot or against the rows: a stale ply, a stranger, a card not in hand, out of
+    turn."""
+    alice, bob, eve = player(), player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    at = seats_by_number([alice, bob], alice.detail(match_id))
+    at[alice.detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
+    view = alice.detail(match_id)["current_deal"]
+    mover, waiting = at[view["turn"]], at[1 - view["turn"]]
+    hand = mover.detail(match_id)["current_deal"]["hand"]
+    other_hand = waiting.detail(match_id)["current_deal"]["hand"]
+    attempts = [
+        (mover, {"card": hand[0], "ply": 0}),
+        (eve, {"card": hand[0], "ply": 1}),
+        (mover, {"card": other_hand[0], "ply": 1}),
+        (waiting, {"card": other_hand[0], "ply": 1}),
+    ]
+
+    def answers() -> list[tuple[int, Any]]:
+        out = []
+        for who, body in attempts:
+            response = who.client.post(moves_url(match_id), body, format="json")
+            out.append((response.status_code, response.json()))
+        return out
+
+    with snapshots_counted(monkeypatch) as found:
+        on_snapshot = answers()
+    assert found and all(found), "the moves were not checked against a snapshot"
+    with monkeypatch.context() as patch:
+        patch.setattr(detail_cache, "snapshot_get", lambda match_id, version: None)
+        on_database = answers()
+    assert on_snapshot == on_database
+    codes = [body["code"] for _, body in on_snapshot]
+    assert codes == [
+        "stale_ply",
+        "not_a_player",
+        "card_not_in_hand",
+        "not_your_turn",
+    ], on_snapshot
+    assert on_snapshot[0][1]["details"] == {"current_ply": 1, "your_ply": 0}
+    assert alice.detail(match_id)["current_deal"]["ply"] == 1  # nothing was written
