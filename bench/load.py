@@ -22,7 +22,9 @@ Then, with every phase bounded in time and the whole run by ``--timeout``:
 
 1. registers ``--users`` accounts through the API;
 2. the trivial endpoint: ``--clients`` threads, each a :class:`Client`, call
-   ``GET /api/v1/auth/me`` for ``--get-seconds``: requests per second;
+   ``GET /api/v1/auth/me``, half of ``--get-seconds`` just before step 3 and half just
+   after it (pooled: the machine's speed drifts, and the ratio should not take the drift
+   of one side only): requests per second;
 3. person-vs-person: ``--clients`` threads in pairs play ``single`` 2-player matches, one
    creating with an open seat, the other joining; each polls ``GET /api/v1/matches/{id}``
    (every ``--poll-ms``, sending back the detail's ``ETag`` in ``If-None-Match``, as a
@@ -294,12 +296,25 @@ def trivial_get(base: str, users: list[tuple[str, str]], clients: int, seconds: 
     elapsed = time.monotonic() - started
     every = [x for per_client in latencies for x in per_client]
     return {
-        "p50": percentile(every, 50),
-        "p99": percentile(every, 99),
+        "latencies": every,
         "requests": sum(counts),
         "errors": sum(errors),
         "seconds": elapsed,
-        "rps": sum(counts) / elapsed,
+    }
+
+
+def combined(*windows: dict) -> dict:
+    """The trivial GET over all its measuring windows."""
+    every = [x for w in windows for x in w["latencies"]]
+    seconds = sum(w["seconds"] for w in windows)
+    return {
+        "p50": percentile(every, 50),
+        "p99": percentile(every, 99),
+        "requests": sum(w["requests"] for w in windows),
+        "errors": sum(w["errors"] for w in windows),
+        "seconds": seconds,
+        "rps": sum(w["requests"] for w in windows) / seconds,
+        "rps_each": [w["requests"] / w["seconds"] for w in windows],
     }
 
 
@@ -635,7 +650,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=0, help="stop after N matches (0: time)")
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients (even)")
     parser.add_argument("--users", type=int, default=32)
-    parser.add_argument("--get-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--get-seconds", type=float, default=10.0, help="trivial GET: half before, half after"
+    )
     parser.add_argument("--bot-clients", type=int, default=4)
     parser.add_argument("--bot-seconds", type=float, default=10.0)
     parser.add_argument("--poll-ms", type=float, default=20.0, help="waiting player's GET period")
@@ -749,17 +766,21 @@ def main(argv: list[str] | None = None) -> int:
 
         # warm every worker up (imports, connections) before measuring
         trivial_get(base, users, args.clients, 1.0)
-        get = trivial_get(base, users, args.clients, args.get_seconds)
+        # The trivial GET is measured just before the moves and just after, and the two
+        # windows are pooled: this machine's speed drifts from minute to minute, and one
+        # window on one side of the moves would carry that drift into the ratio.
+        get_before = trivial_get(base, users, args.clients, args.get_seconds / 2)
+        stats, pvp_seconds = pvp_phase(
+            base, users, args.clients, args.seconds, args.matches, args.poll_ms / 1000
+        )
+        get = combined(get_before, trivial_get(base, users, args.clients, args.get_seconds / 2))
         say(
             f"load: trivial GET /api/v1/auth/me: {get['rps']:.0f} req/s "
-            f"({get['requests']} in {get['seconds']:.1f}s, {get['errors']} errors; latency "
+            f"({' and '.join(f'{r:.0f}' for r in get['rps_each'])} before and after the moves; "
+            f"{get['requests']} in {get['seconds']:.1f}s, {get['errors']} errors; latency "
             f"p50 {fmt(get['p50'] and get['p50'] * 1000)} ms, "
             f"p99 {fmt(get['p99'] and get['p99'] * 1000)} ms: at {args.clients} clients that "
             f"never pause, latency = clients / throughput, even for this endpoint)"
-        )
-
-        stats, pvp_seconds = pvp_phase(
-            base, users, args.clients, args.seconds, args.matches, args.poll_ms / 1000
         )
         moves_per_s = stats.moves_ok / pvp_seconds
         pvp_latencies = list(stats.move_latencies)
@@ -800,6 +821,7 @@ def main(argv: list[str] | None = None) -> int:
             "worker_class": args.worker_class,
             "clients": args.clients,
             "get_rps": get["rps"],
+            "get_rps_before_after": get["rps_each"],
             "get_p50_ms": None if get["p50"] is None else get["p50"] * 1000,
             "get_p99_ms": None if get["p99"] is None else get["p99"] * 1000,
             "moves": pvp_moves,
