@@ -24,6 +24,14 @@ def url(match_id: str) -> str:
     return f"/api/v1/matches/{match_id}"
 
 
+def started_match(player: Callable[..., Player]) -> tuple[str, dict[int, Player]]:
+    """A started single-deal match of two new people: its id, and who sits in each seat."""
+    alice, bob = player(), player()
+    match_id = alice.create(seats=["open"])["id"]
+    bob.join(match_id)
+    return match_id, seats_by_number([alice, bob], alice.detail(match_id))
+
+
 @contextmanager
 def snapshots_counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     """Records, for each read of a snapshot, whether one was found."""
@@ -66,11 +74,8 @@ def test_the_read_after_a_move_costs_the_token_and_the_version(
     django_assert_num_queries: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    alice, bob = player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
-    turn = alice.detail(match_id)["current_deal"]["turn"]
+    match_id, at = started_match(player)
+    turn = at[0].detail(match_id)["current_deal"]["turn"]
     at[turn].play_first_legal(match_id)
     waiting = at[1 - turn]
     with django_assert_num_queries(2):  # the token, the version
@@ -132,11 +137,8 @@ def test_a_move_rolled_back_keeps_no_snapshot(
     """The snapshot is kept when the move commits: a move undone after it was written (here
     by the response failing inside an Idempotency-Key's transaction) leaves none behind,
     and the version it would have had is reached again by another card."""
-    alice, bob = player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
-    view = alice.detail(match_id)["current_deal"]
+    match_id, at = started_match(player)
+    view = at[0].detail(match_id)["current_deal"]
     mover = at[view["turn"]]
     legal = mover.detail(match_id)["current_deal"]["legal"]
 
@@ -163,10 +165,7 @@ def test_without_the_cache_the_database_answers(
     player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Redis down: moves and reads go on (a warning is logged), from the database."""
-    alice, bob = player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
+    match_id, at = started_match(player)
     cache = caches["default"]
 
     def down(*args: Any, **kwargs: Any) -> Any:
@@ -176,7 +175,7 @@ def test_without_the_cache_the_database_answers(
         patch.setattr(cache, "get", down)
         patch.setattr(cache, "set", down)
         for _ in range(4):
-            turn = alice.detail(match_id)["current_deal"]["turn"]
+            turn = at[0].detail(match_id)["current_deal"]["turn"]
             at[turn].play_first_legal(match_id)
         shown = at[turn].detail(match_id)["current_deal"]
     assert shown["ply"] == 4
@@ -187,11 +186,8 @@ def test_a_snapshot_of_another_layout_is_not_read(
     player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What an older release kept (another LAYOUT) is never unpickled by this one."""
-    alice, bob = player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
-    at[alice.detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
+    match_id, at = started_match(player)
+    at[at[0].detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
     pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
     assert detail_cache.snapshot_get(pk, version) is not None
     monkeypatch.setattr(detail_cache, "LAYOUT", detail_cache.LAYOUT + 1)
@@ -208,13 +204,10 @@ def test_a_move_on_a_kept_snapshot_reads_nothing_else(
     """With the snapshot of the version it finds under the lock, a move reads neither the
     seats, the deals nor the move log: the token, the lock, the version, the insert (and
     the transaction's own statements)."""
-    alice, bob = player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
-    first = at[alice.detail(match_id)["current_deal"]["turn"]]
-    first.play_first_legal(match_id)  # no snapshot yet (a join made the version): read
-    second = bob if first is alice else alice
+    match_id, at = started_match(player)
+    turn = at[0].detail(match_id)["current_deal"]["turn"]
+    at[turn].play_first_legal(match_id)  # no snapshot yet (a join made the version): read
+    second = at[1 - turn]
     view = second.detail(match_id)["current_deal"]
     with django_assert_max_num_queries(6) as captured:
         response = second.client.post(
@@ -232,12 +225,10 @@ def test_moves_refused_on_a_kept_snapshot_as_on_the_database(
     """The same refusals, with the same details, whether the move was checked against the
     snapshot or against the rows: a stale ply, a stranger, a card not in hand, out of
     turn."""
-    alice, bob, eve = player(), player(), player()
-    match_id = alice.create(seats=["open"])["id"]
-    bob.join(match_id)
-    at = seats_by_number([alice, bob], alice.detail(match_id))
-    at[alice.detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
-    view = alice.detail(match_id)["current_deal"]
+    match_id, at = started_match(player)
+    eve = player()
+    at[at[0].detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
+    view = at[0].detail(match_id)["current_deal"]
     mover, waiting = at[view["turn"]], at[1 - view["turn"]]
     hand = mover.detail(match_id)["current_deal"]["hand"]
     other_hand = waiting.detail(match_id)["current_deal"]["hand"]
@@ -270,4 +261,4 @@ def test_moves_refused_on_a_kept_snapshot_as_on_the_database(
         "not_your_turn",
     ], on_snapshot
     assert on_snapshot[0][1]["details"] == {"current_ply": 1, "your_ply": 0}
-    assert alice.detail(match_id)["current_deal"]["ply"] == 1  # nothing was written
+    assert at[0].detail(match_id)["current_deal"]["ply"] == 1  # nothing was written
