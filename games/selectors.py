@@ -346,12 +346,8 @@ def match_version(*, match_id: Any) -> tuple[Any, tuple[Any, ...]] | None:
     if found is None:
         return None
     pk, key = found
-    with connection.cursor() as cursor:
-        cursor.execute(_version_sql(), [key])
-        version = cursor.fetchone()
-    if version is None:
-        return None
-    return pk, tuple(version)
+    version = _version_of(key)
+    return None if version is None else (pk, version)
 
 
 def match_lock_versioned(*, match_id: Any) -> tuple[Match, tuple[Any, ...]]:
@@ -369,12 +365,17 @@ def match_lock_versioned(*, match_id: Any) -> tuple[Match, tuple[Any, ...]]:
         raise MatchNotFoundError()
     key = found[1]
     match = next(iter(Match.objects.raw(_lock_sql(), [key])), None)
-    if match is None:
+    version = _version_of(key)
+    if match is None or version is None:
         raise MatchNotFoundError()
+    return match, version
+
+
+def _version_of(key: Any) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:
         cursor.execute(_version_sql(), [key])
-        version = cursor.fetchone()
-    return match, tuple(version)
+        row = cursor.fetchone()
+    return None if row is None else tuple(row)
 
 
 def match_detail_etag(*, pk: Any, version: Sequence[Any], user: User) -> str:
