@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A third-party Briscola bot that plays through the public HTTP API only.
 
-It logs in (or registers), creates a match or joins one, then polls the match's events
-and plays whenever it is its turn, choosing cards with the logic of one of the service's
-bot levels (``games.bots``) applied to the view the API returns. HTTP is the standard
+It logs in (or registers), creates a match or joins one, then polls the match (sending
+back its ``ETag``, so an unchanged match costs a bodiless 304) and plays whenever it is
+its turn, choosing cards with the logic of one of the service's bot levels
+(``games.bots``) applied to the view the API returns. HTTP is the standard
 library's ``urllib``; the only project code it uses is the pure ``games.bots`` and
 ``games.rules`` packages (run it from a checkout, or copy those two packages).
 
@@ -66,6 +67,14 @@ class Api:
         self.deadline = deadline
 
     def call(self, method: str, path: str, body: JSON | None = None) -> Any:
+        """The decoded body of the answer; an error answer raises ApiError."""
+        return self.request(method, path, body)[2]
+
+    def request(
+        self, method: str, path: str, body: JSON | None = None, etag: str | None = None
+    ) -> tuple[int, Any, Any]:
+        """The status, headers and decoded body (None for a 304) of the answer. ``etag``
+        goes in ``If-None-Match``: the answer is then 304 while it is still current."""
         url = self.base + path
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
@@ -73,14 +82,18 @@ class Api:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Token {self.token}"
+        if etag:
+            headers["If-None-Match"] = etag
         connection_failures = 0
         while True:
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
                 with urllib.request.urlopen(request, timeout=30) as response:
                     raw = response.read()
-                    return json.loads(raw) if raw else None
+                    return response.status, response.headers, json.loads(raw) if raw else None
             except urllib.error.HTTPError as exc:
+                if exc.code == 304:  # not modified: what we have is current
+                    return 304, exc.headers, None
                 error = _api_error(exc)
                 if exc.code == 429:  # throttled: wait as told, then ask again
                     self.sleep(_retry_after(exc, error))
@@ -184,48 +197,74 @@ def _result_word(winner: int | None, team: int | None) -> str:
     return "won" if winner == team else "lost"
 
 
+class MatchWatch:
+    """The match detail as last read, and its ``ETag``: re-reading sends the tag back, and
+    while nothing changed the answer is a bodiless 304 (one small query on the server), so
+    polling often costs little. Every answer that carries a detail (a move's 201 too)
+    brings its tag."""
+
+    def __init__(self, api: Api, match_id: str) -> None:
+        self.api, self.path = api, f"/matches/{match_id}"
+        self.etag: str | None = None
+        self.detail: JSON = {}
+        self.refresh()
+
+    def refresh(self) -> JSON:
+        status, headers, body = self.api.request("GET", self.path, etag=self.etag)
+        if status != 304:
+            self.seen(headers, body)
+        return self.detail
+
+    def seen(self, headers: Any, detail: JSON) -> None:
+        self.etag, self.detail = headers.get("ETag"), detail
+
+
+def _report_deals(detail: JSON, team: int | None, reported: set[int]) -> None:
+    """A line for each deal played to its end since the last call."""
+    for deal in detail["deals"]:
+        if deal["status"] != "finished" or deal["id"] in reported:
+            continue
+        reported.add(deal["id"])
+        points = deal["points"] if team != 1 else deal["points"][::-1]
+        print(
+            f"deal {deal['number']}: {_result_word(deal['winner'], team)} "
+            f"{points[0]}-{points[1]} in points (deal id {deal['id']})",
+            flush=True,
+        )
+
+
 def play(api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval: float) -> JSON:
     """Poll the match and play each turn until it ends; returns the final match detail.
 
-    The events feed says whether anything happened since the last look; the match detail
-    (re-read only then) holds the seat's view, ``current_deal``, with its ``legal`` cards.
+    The detail holds the seat's view, ``current_deal``, with its ``legal`` cards, and a
+    summary of every deal (its points once it is over).
     """
-    detail = api.call("GET", f"/matches/{match_id}")
-    seat = detail["your_seat"]  # set once seated; it never changes
+    watch = MatchWatch(api, match_id)
+    seat = watch.detail["your_seat"]  # set once seated; it never changes
     team = None if seat is None else int(seat) % 2
-    after = 0
-    deal_numbers: dict[int, int] = {}
+    reported: set[int] = set()
     while True:
-        feed = api.call("GET", f"/matches/{match_id}/events?after={after}")
-        after = feed["last_id"]
-        for event in feed["events"]:
-            if event["type"] == "deal_started":
-                deal_numbers[event["deal"]] = event["number"]
-            elif event["type"] == "deal_ended":
-                points = event["points"] if team != 1 else event["points"][::-1]
-                print(
-                    f"deal {deal_numbers.get(event['deal'], '?')}: "
-                    f"{_result_word(event['winner'], team)} {points[0]}-{points[1]} in points "
-                    f"(deal id {event['deal']})",
-                    flush=True,
-                )
-            elif event["type"] == "match_ended":
-                return dict(api.call("GET", f"/matches/{match_id}"))
-        if feed["events"]:
-            detail = api.call("GET", f"/matches/{match_id}")
+        detail = watch.detail
+        _report_deals(detail, team, reported)
+        if detail["status"] in ("finished", "aborted"):
+            return detail
         deal = detail["current_deal"]
         if detail["status"] != "active" or deal is None or deal["turn"] != deal["seat"]:
             api.sleep(poll_interval)  # not our turn: look again later
+            watch.refresh()
             continue
         view = SeatView.from_dict(deal)
         card = choose_card(level, view, seed=f"{deal['id']}:{deal['ply']}", budget_ms=budget_ms)
         try:
-            api.call("POST", f"/matches/{match_id}/moves", {"card": card.code, "ply": deal["ply"]})
+            _, headers, played = api.request(
+                "POST", f"{watch.path}/moves", {"card": card.code, "ply": deal["ply"]}
+            )
+            watch.seen(headers, played)  # the match as our move left it
         except ApiError as exc:
             # Somebody moved first, or the deal ended: read the match again, decide again.
             if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
                 raise
-            detail = api.call("GET", f"/matches/{match_id}")
+            watch.refresh()
 
 
 def main(argv: list[str] | None = None) -> int:
