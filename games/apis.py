@@ -19,6 +19,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games import detail_cache, selectors, services
+from games.replay_apis import ERRORS as READ_ERRORS  # what a read may answer
 from games.replay_apis import OpenToPublicDealsApi, query_params
 from games.serializers import (
     DealRecordOutput,
@@ -32,7 +33,8 @@ from games.serializers import (
     MoveInput,
 )
 
-ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404, 409)}
+# What a write may answer: a read's errors, and 409 when the match has moved on.
+ERRORS = {**READ_ERRORS, 409: ErrorSerializer}
 
 
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
@@ -65,7 +67,7 @@ class MatchListCreateApi(APIView):
             OpenApiParameter("mine", bool, description="Only matches you have a seat in."),
             OpenApiParameter("open", bool, description="Only matches you can join."),
         ],
-        responses={200: MatchSummaryOutput(many=True), **ERRORS},
+        responses={200: MatchSummaryOutput(many=True), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
         filters = MatchListFilters(data=query_params(request))
@@ -142,7 +144,7 @@ class MatchDetailApi(APIView):
         responses={
             200: MatchDetailOutput,
             304: OpenApiResponse(description="Not modified since the `ETag` you sent."),
-            **ERRORS,
+            **READ_ERRORS,
         },
     )
     def get(self, request: Request, match_id: str) -> Response:
@@ -250,7 +252,7 @@ class MatchEventsApi(APIView):
                 "after", {"type": "integer", "minimum": 0}, description="Last id seen."
             )
         ],
-        responses={200: EventsOutput, **ERRORS},
+        responses={200: EventsOutput, **READ_ERRORS},
     )
     def get(self, request: Request, match_id: str) -> Response:
         data = EventsFilter(data=query_params(request))
@@ -267,7 +269,7 @@ class DealRecordApi(OpenToPublicDealsApi):
         operation_id="deals_retrieve",
         tags=["deals"],
         summary="A finished deal's full record (seed, deck, moves, tricks, draws, points)",
-        responses={200: DealRecordOutput, **ERRORS},
+        responses={200: DealRecordOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
         deal = selectors.deal_get(deal_id=deal_id)

@@ -11,7 +11,7 @@ from accounts import rating_selectors
 from accounts.ratings import CATEGORIES, CATEGORY_1V1, display_rating
 from briscola_service.pagination import StandardPagination
 from games import player_selectors
-from games.apis import ERRORS
+from games.apis import READ_ERRORS
 from games.player_serializers import (
     CategoryFilter,
     LeaderboardEntryOutput,
@@ -32,7 +32,7 @@ class PlayerDetailApi(APIView):
         operation_id="players_retrieve",
         tags=["players"],
         summary="A player's ratings per category (with the provisional flag) and statistics",
-        responses={200: PlayerOutput, **ERRORS},
+        responses={200: PlayerOutput, **READ_ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
         PageFilter(data={}).is_valid(raise_exception=True)
@@ -56,7 +56,7 @@ class PlayerRatingHistoryApi(APIView):
         tags=["players"],
         summary="A player's rating changes, newest first (paginated)",
         parameters=[_category_parameter("Only this category (default: both).")],
-        responses={200: RatingChangeOutput(many=True), **ERRORS},
+        responses={200: RatingChangeOutput(many=True), **READ_ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
         filters = CategoryFilter(data=query_params(request))
@@ -78,7 +78,7 @@ class PlayerMatchesApi(APIView):
         operation_id="players_matches",
         tags=["players"],
         summary="The player's matches that you may see, newest first (paginated)",
-        responses={200: PlayerMatchOutput(many=True), **ERRORS},
+        responses={200: PlayerMatchOutput(many=True), **READ_ERRORS},
     )
     def get(self, request: Request, username: str) -> Response:
         PageFilter(data=query_params(request)).is_valid(raise_exception=True)
@@ -98,7 +98,7 @@ class LeaderboardApi(APIView):
         tags=["players"],
         summary="Players with a settled (non-provisional) rating, best first (paginated)",
         parameters=[_category_parameter("Default 1v1.")],
-        responses={200: LeaderboardEntryOutput(many=True), **ERRORS},
+        responses={200: LeaderboardEntryOutput(many=True), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
         filters = CategoryFilter(data=query_params(request))
