@@ -114,7 +114,7 @@ REDIS_SOCKET_TIMEOUT = 0.5
 CACHES: dict[str, dict[str, Any]] = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "briscola_service.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": {
                 "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
