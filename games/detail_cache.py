@@ -5,7 +5,9 @@ version, each through ``GET /matches/{id}``, usually within milliseconds. The mo
 transaction already holds everything those details are made of, so it keeps it here
 (:func:`snapshot_put_on_commit`, once the move has committed) and each of those reads
 costs one small query, the version's (:func:`games.selectors.match_version`), instead of
-reading the match, its seats, its deals and the move log again.
+reading the match, its seats, its deals and the move log again. The next move reads it
+too (``services.move_play``): holding the match's lock, it reads the version and checks its
+card against the snapshot of that version instead of the rows.
 
 Why this is safe:
 
