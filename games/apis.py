@@ -19,8 +19,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games import detail_cache, selectors, services
-from games.replay_apis import ERRORS as READ_ERRORS  # what a read may answer
-from games.replay_apis import OpenToPublicDealsApi, query_params
+from games.replay_apis import READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.serializers import (
     DealRecordOutput,
     EventsFilter,

@@ -11,7 +11,6 @@ from accounts import rating_selectors
 from accounts.ratings import CATEGORIES, CATEGORY_1V1, display_rating
 from briscola_service.pagination import StandardPagination
 from games import player_selectors
-from games.apis import READ_ERRORS
 from games.player_serializers import (
     CategoryFilter,
     LeaderboardEntryOutput,
@@ -19,7 +18,7 @@ from games.player_serializers import (
     PlayerMatchOutput,
     PlayerOutput,
 )
-from games.replay_apis import query_params
+from games.replay_apis import READ_ERRORS, query_params
 from games.serializers import RatingChangeOutput
 
 

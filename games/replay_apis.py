@@ -29,12 +29,13 @@ from games import replays, rules, selectors
 from games.errors import MatchPrivateError
 from games.serializers import StrictSerializer
 
-ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
+# What a read may answer.
+READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
 # An export answers JSON by default and text with ``?format=text`` (errors are JSON).
 EXPORT_RESPONSES = {
     (200, "application/json"): OpenApiTypes.OBJECT,
     (200, "text/plain"): OpenApiTypes.STR,
-    **ERRORS,
+    **READ_ERRORS,
 }
 
 
@@ -105,7 +106,7 @@ class DealReplayApi(OpenToPublicDealsApi):
                 description="A seat of the deal.",
             ),
         ],
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
         query = ReplayQuery(data=query_params(request))
@@ -126,7 +127,7 @@ class DealVerifyApi(OpenToPublicDealsApi):
         operation_id="deals_verify",
         tags=["replays"],
         summary="Check a finished deal: seed vs commitment, deck, moves vs recorded result",
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
         deal = selectors.deal_get(deal_id=deal_id)
@@ -202,7 +203,7 @@ class RecordCheckApi(APIView):
         ),
         # The view reads the raw body as JSON, whatever its Content-Type.
         request={"application/json": OpenApiTypes.OBJECT},
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, 413: ErrorSerializer},
+        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS, 413: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
         try:

@@ -315,13 +315,14 @@ def match_detail_for_user(
 
 
 # A match's version: what can change in its detail changes one of these (see match_version).
-_VERSION_COLUMNS = """
-  m.status,
+_VERSION_SQL = """
+SELECT m.status,
   (SELECT COUNT(*) FROM {seat} s WHERE s.match_id = m.id AND s.joined_at IS NOT NULL),
   (SELECT COUNT(*) FROM {deal} d WHERE d.match_id = m.id),
   (SELECT COUNT(*) FROM {move} mv WHERE mv.deal_id =
      (SELECT d.id FROM {deal} d WHERE d.match_id = m.id ORDER BY d.number DESC LIMIT 1)),
   (SELECT COUNT(*) FROM {rating_change} rc WHERE rc.match_id = m.id)
+FROM {match} m WHERE m.id = %s
 """
 
 
@@ -408,20 +409,15 @@ def _etag(pk: Any, user: User, version: Sequence[Any]) -> str:
     return f'W/"{digest[:32]}"'
 
 
-def _tables() -> dict[str, str]:
-    return {
-        "seat": Seat._meta.db_table,
-        "deal": Deal._meta.db_table,
-        "move": Move._meta.db_table,
-        "rating_change": RatingChange._meta.db_table,
-        "match": Match._meta.db_table,
-    }
-
-
 @lru_cache(maxsize=1)
 def _version_sql() -> str:
-    columns = _VERSION_COLUMNS.format(**_tables())
-    return f"SELECT {columns} FROM {Match._meta.db_table} m WHERE m.id = %s"
+    return _VERSION_SQL.format(
+        seat=Seat._meta.db_table,
+        deal=Deal._meta.db_table,
+        move=Move._meta.db_table,
+        rating_change=RatingChange._meta.db_table,
+        match=Match._meta.db_table,
+    )
 
 
 @lru_cache(maxsize=1)
