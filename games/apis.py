@@ -38,18 +38,20 @@ ERRORS = {**READ_ERRORS, 409: ErrorSerializer}
 
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
     match = selectors.match_get(match_id=match_id)
-    data = selectors.match_detail_for_user(match=match, user=request.user)
-    return _detail_response(data, status_code, match.pk, request.user)
+    snapshot = selectors.match_snapshot_for_user(match=match, user=request.user)
+    return _detail_response(snapshot, request.user, status_code)
 
 
-def _detail_response(data: dict[str, Any], status_code: int, pk: Any, user: Any) -> Response:
-    """A match detail as the selectors build it: already JSON-ready, in exactly the shape
-    ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on every
-    kind of match). Running the serializer over it on every poll and every move cost more
-    than the move's own transaction; the serializer stays the schema. With its ``ETag``
-    (see MatchDetailApi), which a later GET may send back to get a 304."""
-    response = Response(data, status=status_code)
-    response["ETag"] = selectors.match_detail_etag_of(pk=pk, detail=data, user=user)
+def _detail_response(snapshot: selectors.MatchSnapshot, user: Any, status_code: int) -> Response:
+    """``user``'s match detail, as the snapshot builds it: already JSON-ready, in exactly the
+    shape ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on
+    every kind of match). Running the serializer over it on every poll and every move cost
+    more than the move's own transaction; the serializer stays the schema. With its
+    ``ETag`` (see MatchDetailApi), which a later GET may send back to get a 304."""
+    response = Response(snapshot.detail_for(user), status=status_code)
+    response["ETag"] = selectors.match_detail_etag(
+        pk=snapshot.match_id, version=snapshot.version, user=user
+    )
     patch_vary_headers(response, ["Authorization"])
     return response
 
@@ -158,8 +160,7 @@ class MatchDetailApi(APIView):
                 return response
             snapshot = detail_cache.snapshot_get(pk, version)  # kept by the move that made it
             if snapshot is not None:
-                data = snapshot.detail_for(request.user)
-                return _detail_response(data, status.HTTP_200_OK, pk, request.user)
+                return _detail_response(snapshot, request.user, status.HTTP_200_OK)
         return _detail(request, match_id)
 
 
@@ -224,8 +225,7 @@ class MoveCreateApi(APIView):
         if played.stale:  # a bot replied in-process (no broker): show the match as it is now
             return _detail(request, match_id, status.HTTP_201_CREATED)
         # The match as the move left it, from what the move's transaction read and wrote.
-        detail = played.snapshot.detail_for(request.user)
-        return _detail_response(detail, status.HTTP_201_CREATED, played.match.pk, request.user)
+        return _detail_response(played.snapshot, request.user, status.HTTP_201_CREATED)
 
 
 class MatchResignApi(APIView):

@@ -231,7 +231,8 @@ class MatchSnapshot:
 
     @property
     def version(self) -> tuple[Any, ...]:
-        """What the ``ETag`` is made of: the same values as :func:`match_version` reads."""
+        """What the ``ETag`` is made of: the same values as :func:`match_version` reads,
+        so the tag sent with a detail is always that of exactly the detail sent."""
         return (
             str(self.status),
             sum(1 for _, _, joined in self.seats if joined),
@@ -296,22 +297,18 @@ def match_snapshot(
     )
 
 
-def match_detail_for_user(
-    *,
-    match: Match,
-    user: User,
-    seats: list[Seat] | None = None,
-    deals: list[Deal] | None = None,
-    states: dict[int, rules.Deal] | None = None,
-) -> JSON:
-    """The match and its current deal as ``user`` may see them (see :func:`match_snapshot`
-    for the optional arguments)."""
-    if seats is None:
-        seats = match_seats(match)
-    if not match_visible_to(match, seats, user):  # before reading the rest
+def match_snapshot_for_user(*, match: Match, user: User) -> MatchSnapshot:
+    """The match's snapshot, read once ``user`` is found to be allowed to see the match
+    (else MatchPrivateError, before the deals are read)."""
+    seats = match_seats(match)
+    if not match_visible_to(match, seats, user):
         raise MatchPrivateError()
-    snapshot = match_snapshot(match=match, seats=seats, deals=deals, states=states)
-    return snapshot.detail_for(user)
+    return match_snapshot(match=match, seats=seats)
+
+
+def match_detail_for_user(*, match: Match, user: User) -> JSON:
+    """The match and its current deal as ``user`` may see them."""
+    return match_snapshot_for_user(match=match, user=user).detail_for(user)
 
 
 # A match's version: what can change in its detail changes one of these (see match_version).
@@ -380,25 +377,11 @@ def _version_of(key: Any) -> tuple[Any, ...] | None:
 
 
 def match_detail_etag(*, pk: Any, version: Sequence[Any], user: User) -> str:
-    """The ETag of ``user``'s match detail at ``version`` (:func:`match_version`): an HMAC
-    of the version and of the viewer (each viewer sees another detail), so it can be
+    """The ETag of ``user``'s match detail at ``version`` (:func:`match_version`, or
+    ``MatchSnapshot.version``, the same values read off a snapshot): an HMAC of the
+    version and of the viewer (each viewer sees another detail), so it can be
     neither forged nor shared: a client that sends it back in ``If-None-Match`` gets 304
     only while nothing changed, and only if it is the viewer it was made for."""
-    return _etag(pk, user, version)
-
-
-def match_detail_etag_of(*, pk: Any, detail: JSON, user: User) -> str:
-    """The same tag as :func:`match_detail_etag`, read off a detail built for ``user``: no
-    query, and always the tag of exactly the detail that is sent (its reads are not one
-    snapshot; a move landing between them shows in both the body and the tag)."""
-    current = detail["current_deal"]
-    version = (
-        detail["status"],
-        sum(1 for seat in detail["seats"] if seat["joined"]),
-        len(detail["deals"]),
-        current["ply"] if current else 0,
-        len(detail["rating_changes"]),
-    )
     return _etag(pk, user, version)
 
 

@@ -259,7 +259,6 @@ class MovePlayed:
     without a broker), so the match has moved on and must be read again.
     """
 
-    match: Match
     deal_id: int  # the deal the move was played in
     snapshot: selectors.MatchSnapshot
     stale: bool = False
@@ -286,7 +285,7 @@ def move_play(
         with transaction.atomic():
             match, version = selectors.match_lock_versioned(match_id=match_id)
             kept = _kept_snapshot(match, version)
-            played = _move_on_snapshot(match, kept, user, parsed, ply, deal_id) if kept else None
+            played = _move_on_snapshot(kept, user, parsed, ply, deal_id) if kept else None
             if played is None:
                 played = _move_on_database(match, user, parsed, ply, deal_id)
             detail_cache.snapshot_put_on_commit(played.snapshot)
@@ -304,7 +303,6 @@ def _kept_snapshot(match: Match, version: tuple[object, ...]) -> selectors.Match
 
 
 def _move_on_snapshot(
-    match: Match,
     kept: selectors.MatchSnapshot,
     user: User,
     card: rules.Card,
@@ -336,7 +334,7 @@ def _move_on_snapshot(
     bots = {s["seat"] for s in kept.summary["seats"] if s["is_bot"]}
     queued = _queue_bot_reply_if(state.turn in bots, current.summary["id"], state)
     snapshot = replace(kept, current=replace(current, moves=(*current.moves, card.code)))
-    return MovePlayed(match, current.summary["id"], snapshot, queued and _tasks_run_in_process())
+    return MovePlayed(current.summary["id"], snapshot, queued and _tasks_run_in_process())
 
 
 def _move_on_database(
@@ -366,7 +364,7 @@ def _move_on_database(
     else:
         followed = _queue_bot_reply(deal, state, seats)
     snapshot = selectors.match_snapshot(match=match, seats=seats, deals=deals, states=states)
-    return MovePlayed(match, deal.pk, snapshot, followed and _tasks_run_in_process())
+    return MovePlayed(deal.pk, snapshot, followed and _tasks_run_in_process())
 
 
 def _check_deal(current: int, deal_id: int | None) -> None:
