@@ -262,3 +262,18 @@ def test_moves_refused_on_a_kept_snapshot_as_on_the_database(
     ], on_snapshot
     assert on_snapshot[0][1]["details"] == {"current_ply": 1, "your_ply": 0}
     assert at[0].detail(match_id)["current_deal"]["ply"] == 1  # nothing was written
+
+
+def test_something_else_under_a_snapshot_key_is_not_served(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever else the cache holds under the key (another program, a mistake) is a miss."""
+    match_id, at = started_match(player)
+    turn = at[0].detail(match_id)["current_deal"]["turn"]
+    at[turn].play_first_legal(match_id)
+    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
+    caches["default"].set(detail_cache._key(pk, version), {"status": "forged"}, timeout=30)
+    assert detail_cache.snapshot_get(pk, version) is None
+    response = from_database(at[turn].client, match_id, monkeypatch)
+    assert at[turn].client.get(url(match_id)).json() == response.json()
+    assert response.json()["current_deal"]["ply"] == 1
