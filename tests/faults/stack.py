@@ -273,11 +273,11 @@ class Stack:
                 timeout=120,
             )
         self.web.start()
-        wait_for("gunicorn answers", self._web_answers, 30)
+        wait_for("the web service answers", self._web_answers, 30)
 
     def _web_answers(self) -> bool:
         try:
-            return requests.get(self.base + "/api/schema/", timeout=2).status_code == 200
+            return requests.get(self.base + "/api/v1/auth/me", timeout=2).status_code == 401
         except requests.RequestException:
             return False
 
