@@ -150,7 +150,8 @@ def main() -> None:
                 f"  {label:13} run {n}: GET p50 {f['base_p50']:6.1f} ms (p95 {f['base_p95']:6.1f})"
                 f" alone | p50 {f['flood_p50']:7.1f} ms (p95 {f['flood_p95']:7.1f}) under the "
                 f"flood | ratio {f['flood_p50'] / f['base_p50']:5.2f} | {int(f['attempts'])} "
-                f"login attempts answered, {int(f['throttled'])} of them 429"
+                f"login attempts answered, {int(f['throttled'])} of them 429",
+                flush=True,
             )
 
 

@@ -126,13 +126,16 @@ def main() -> None:
         f"{args.slow} slow connections; GET /api/v1/auth/me on fresh connections"
     )
     for server in servers:
-        runs = [one_run(server, args) for _ in range(args.runs)]
-        for n, f in enumerate(runs, 1):
+        runs = []
+        for n in range(1, args.runs + 1):
+            f = one_run(server, args)
+            runs.append(f)
             print(
                 f"  {server:4} run {n}: without {f['base_p50_ms']:7.1f} ms p50 "
                 f"({f['base_max_ms']:7.1f} max) | with slow clients {f['slow_p50_ms']:8.1f} ms p50 "
                 f"({f['slow_max_ms']:8.1f} max) | ratio {f['ratio_p50']:6.2f} | "
-                f"failures {int(f['failures'])}"
+                f"failures {int(f['failures'])}",
+                flush=True,
             )
         ratios = [f["ratio_p50"] for f in runs]
         print(
