@@ -171,6 +171,7 @@ def guard(app: ASGIApp) -> ASGIApp:
         body_done = False
         body_timed_out = False
         response_started = False
+        answered = False
 
         async def limited_receive() -> Message:
             """The body must be complete BODY_TIMEOUT s after the headers; after that the
@@ -190,6 +191,8 @@ def guard(app: ASGIApp) -> ASGIApp:
 
         async def tracked_send(message: Message) -> None:
             nonlocal response_started
+            if answered:  # the guard answered already (a timeout): the late answer is dropped
+                return
             if message["type"] == "http.response.start":
                 response_started = True
             await send(message)
@@ -206,6 +209,7 @@ def guard(app: ASGIApp) -> ASGIApp:
             logger.error(
                 "%s %s: no answer within %g s", scope["method"], scope["path"], REQUEST_TIMEOUT
             )
+            answered = True
             task.add_done_callback(_log_late_failure)
             message = (
                 f"The server did not answer within {REQUEST_TIMEOUT:g} s. A write may or may "
