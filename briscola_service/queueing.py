@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from celery.exceptions import NotRegistered
 from django.db import transaction
 
 from briscola_service.celery import app
@@ -28,13 +29,24 @@ def tasks_run_in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
+def _task(name: str) -> Any:
+    """The task registered as ``name``. A Celery worker imports every app's tasks module at
+    start; a web process never does on its own (``autodiscover_tasks`` waits for that
+    signal), so the first lookup there has the loader import them."""
+    try:
+        return app.tasks[name]
+    except NotRegistered:
+        app.loader.import_default_modules()
+        return app.tasks[name]
+
+
 def task_send(name: str, *args: Any, what: str) -> bool:
     """Send the task registered as ``name`` with ``args``; False (logged) if it could not be.
 
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
     try:
-        app.tasks[name].delay(*args)
+        _task(name).delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later
         logger.warning("could not queue %s", what, exc_info=True)
         return False
