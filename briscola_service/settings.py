@@ -62,8 +62,11 @@ if GAMES_APP_PRESENT:
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the ASGI server itself (compressed, cached), in production too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
     "briscola_service.middleware.DatabaseUnavailableMiddleware",
+    "briscola_service.middleware.ThrottledLoginMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -209,6 +212,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves STATIC_ROOT (filled by collectstatic: the Dockerfile and `make run` run
+# it); in DEBUG it also finds files in the apps directly, so a new file needs no collect.
+WHITENOISE_USE_FINDERS = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # --- API ---------------------------------------------------------------------------------
 
@@ -256,9 +266,16 @@ REST_FRAMEWORK = {
         "briscola_service.throttling.AnonThrottle",
         "briscola_service.throttling.UserThrottle",
     ],
+    # Counted atomically (Redis INCR in a Lua script; see briscola_service/throttling.py).
     "DEFAULT_THROTTLE_RATES": {
         "anon": _throttle_rate("THROTTLE_ANON_RATE", "60/min"),
         "user": _throttle_rate("THROTTLE_USER_RATE", "600/min"),
+        # Every password check (API token and register, the admin's and the browsable
+        # API's login forms), per client IP and per user name.
+        "login_ip": _throttle_rate("THROTTLE_LOGIN_IP_RATE", "20/min"),
+        "login_user": _throttle_rate("THROTTLE_LOGIN_USER_RATE", "10/min"),
+        # Requests with a wrong API token, per client IP.
+        "auth_failure": _throttle_rate("THROTTLE_AUTH_FAILURE_RATE", "30/min"),
     },
     # The client IP is REMOTE_ADDR unless told how many proxies append X-Forwarded-For
     # (a client could otherwise pick its own address and dodge the anonymous throttle).
