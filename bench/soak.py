@@ -11,7 +11,8 @@ records each process's resident memory (the web tier's processes together, the w
 together, from /proc) and the window's move latency p99. At the end it checks the move
 log (every acknowledged move stored, no ply twice) and prints, against the targets:
 0 errors, 0 lost moves, memory growth after the first window < 10% for every process
-group, and the last window's p99 within 20% of the first's. Exit status 0 when met.
+group, and the last window's p99 no more than 20% above the first's (faster is not a
+failure). Exit status 0 when met.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{growth['worker']:+.1%}",
                 growth["worker"] < 0.10,
             ),
-            ("p99 last window vs first", f"{drift:+.1%}", abs(drift) <= 0.20),
+            ("p99 last window vs first (no worse than +20%)", f"{drift:+.1%}", drift <= 0.20),
         ]
         for name, value, met in checks:
             print(f"  {name:<38} {value!s:>10}   {'met' if met else 'NOT MET'}")
