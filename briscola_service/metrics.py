@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from prometheus_client import (
@@ -119,23 +120,42 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 
 
 class RequestMetricsMiddleware:
-    """Times every request by route pattern (``api/v1/matches/<str:match_id>``, never the raw
-    path, so the label set stays small) and counts the outcome of every move."""
+    """Times every request by route pattern (``api/v1/matches/<str:match_id>``, never the
+    raw path, so the label set stays small) and counts the outcome of every move. Works in
+    both modes, so an async view (a stream) is not pushed through a thread for it."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
         started = time.perf_counter()
-        response = self.get_response(request)
-        match = getattr(request, "resolver_match", None)
-        route = str(match.route) if match is not None else "unmatched"
-        REQUEST_SECONDS.labels(route, request.method or "", str(response.status_code)).observe(
-            time.perf_counter() - started
-        )
-        if match is not None and match.url_name == "match-moves" and request.method == "POST":
-            MOVES.labels(_move_outcome(response)).inc()
+        response: HttpResponse = self.get_response(request)
+        _observe(request, response, started)
         return response
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response: HttpResponse = await self.get_response(request)
+        _observe(request, response, started)
+        return response
+
+
+def _observe(request: HttpRequest, response: HttpResponse, started: float) -> None:
+    match = getattr(request, "resolver_match", None)
+    route = str(match.route) if match is not None else "unmatched"
+    REQUEST_SECONDS.labels(route, request.method or "", str(response.status_code)).observe(
+        time.perf_counter() - started
+    )
+    if match is not None and match.url_name == "match-moves" and request.method == "POST":
+        MOVES.labels(_move_outcome(response)).inc()
 
 
 def _move_outcome(response: HttpResponse) -> str:
