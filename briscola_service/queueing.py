@@ -13,12 +13,14 @@ process, when it is sent.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any
 
-from celery.exceptions import NotRegistered
+from celery import Task
 from django.db import transaction
 
+from briscola_service import metrics
 from briscola_service.celery import app
 
 logger = logging.getLogger(__name__)
@@ -29,15 +31,14 @@ def tasks_run_in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def _task(name: str) -> Any:
-    """The task registered as ``name``. A Celery worker imports every app's tasks module at
-    start; a web process never does on its own (``autodiscover_tasks`` waits for that
-    signal), so the first lookup there has the loader import them."""
-    try:
-        return app.tasks[name]
-    except NotRegistered:
-        app.loader.import_default_modules()
-        return app.tasks[name]
+def _task(name: str) -> Task:  # type: ignore[type-arg]
+    """The task registered as ``name``. A task's name is its dotted path
+    (``games.tasks.bot_play``), so its module is imported here when the web process has
+    not imported it yet (the worker imports every tasks module as it starts). An unknown
+    name raises: that is a programming error, not an outage."""
+    if name not in app.tasks:
+        importlib.import_module(name.rpartition(".")[0])
+    return app.tasks[name]
 
 
 def task_send(name: str, *args: Any, what: str) -> bool:
@@ -45,8 +46,10 @@ def task_send(name: str, *args: Any, what: str) -> bool:
 
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
+    task = _task(name)
+    metrics.TASKS.labels(name, "queued").inc()
     try:
-        _task(name).delay(*args)
+        task.delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later
         logger.warning("could not queue %s", what, exc_info=True)
         return False
