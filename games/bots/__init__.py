@@ -9,6 +9,7 @@ from games.rules import Card, SeatView
 from .base import Bot
 from .expert import expert_bot
 from .expert_v1 import expert_v1_bot
+from .learned import learned_bot
 from .simple import greedy_bot, random_bot
 from .strong import strong_bot
 
@@ -16,6 +17,7 @@ LEVELS: dict[str, Bot] = {
     "random": random_bot,
     "greedy": greedy_bot,
     "strong": strong_bot,
+    "learned": learned_bot,
     "expert": expert_bot,
     "expert_v1": expert_v1_bot,
 }
@@ -64,6 +66,7 @@ __all__ = [
     "expert_bot",
     "expert_v1_bot",
     "greedy_bot",
+    "learned_bot",
     "random_bot",
     "strong_bot",
 ]
