@@ -1,26 +1,28 @@
-"""The expert: determinized Monte Carlo search with card tracking, under a hard time limit.
+"""The expert: the learned policy, then a search of the endgame, under a hard time limit.
+
+Until few cards remain (EXACT_MAX_PLIES: 14 in a 2-player deal, 12 in a 4-player one)
+it plays the card of the ``learned`` policy (:mod:`games.bots.learned`, a linear model
+trained by self-play): with the little thinking time a move has, searching the opening
+and the middle game by playouts from a few guesses (what ``expert_v1`` does) measured
+worse than that policy (docs/bots.md). From there on it searches.
 
 From the seat's view alone it works out which cards are still unseen (card tracking:
 what is in no known hand, not played and not the face-up briscola), and where the
 briscola is (still under the stock, or in the hand of the player who drew it). It then
 *determinizes*: deals the unseen cards into the other hands and the stock, consistently
 with every count the view shows -- every possible way once when there are few, else at
-random -- and scores each legal card on each guess:
+random -- and scores each legal card on each guess (the same guesses for every card, so
+their difference is measured, not the luck of the guess) by searching every choice of
+its own team to the end of the guessed deal, the other team predicted by the ``strong``
+rules (:mod:`games.bots.strong`, reading only what that seat would know in the guessed
+deal) until MINIMAX_PLIES cards remain, where a full minimax lets the other team play
+its best replies too (in a 2-player deal with an empty stock nothing is hidden any more,
+so there the search is exact). With EARLY_POLICY set to None it searches from the first
+card, by playouts with fast rule-based players while many cards remain.
 
-* while many cards remain, by a playout to the end of the deal in which every seat plays
-  by the ``strong`` rules (:mod:`games.bots.strong`: what a good player does, card
-  counting included, reading only what that seat would know in the guessed deal); every
-  candidate card is scored on the same guesses (common random numbers), so their
-  difference is measured, not the luck of the guess;
-* once few cards remain (EXACT_MAX_PLIES), by searching every choice of its own team to
-  the end of the guessed deal, the other team predicted by the same strong rules, and
-  the last cards (MINIMAX_PLIES) by a full minimax in which the other team plays its
-  best replies too (in a 2-player deal with an empty stock nothing is hidden any more,
-  so there the search is exact).
-
-It does not model its opponents as greedy or careless players any more (the frozen
-``expert_v1`` does): the model fitted our greedy bot and little else. (The Bayes
-machinery, :func:`greedy_posterior`, is kept for ``OPPONENT_MODEL``, off by default.)
+It does not model its opponents as greedy or careless players any more (``expert_v1``
+does): that model fitted our greedy bot and little else. (The Bayes machinery,
+:func:`greedy_posterior`, is kept behind OPPONENT_MODEL, off.)
 
 The score of a finished deal is the result for the seat's team (win 1, draw 1/2, loss 0)
 plus a small share of the point margin, so the bot plays to win the deal and, among
@@ -29,7 +31,7 @@ equally sure wins or losses, for points. It plays for its team in 4-player deals
 **The budget is a limit.** The search starts no new guess once TIME_SHARE of the budget
 is spent, and abandons the guess it is scoring (the clock is read at every node of the
 endgame search and before every playout) once HARD_SHARE is: no move takes much more
-than its budget. If not even one guess was scored in time, it plays the strong rules'
+than its budget. If not even one guess was scored in time, it plays the learned policy's
 card. When an iteration cap ends the search instead (tests pass a small cap and a large
 budget) the choice is a pure function of the view and the seed.
 """
@@ -45,7 +47,8 @@ from typing import Protocol
 
 from games.rules import CARDS, SUITS, Card, Deal, SeatView
 
-from .strong import decide, situation_of_view, strong_card
+from .learned import learned_view_card
+from .strong import strong_card
 
 MARGIN_WEIGHT = 0.2 / 120
 """Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
@@ -70,8 +73,13 @@ LIKELIHOOD_WINDOW = 10
 """An opponent's plays judged: its last ones, at most this many."""
 LIKELIHOOD_GUESSES = 4
 """Guesses of an opponent's current hand when judging its plays (all when fewer)."""
+EARLY_POLICY: Callable[[SeatView], Card] | None = learned_view_card
+"""Before the endgame search starts (EXACT_MAX_PLIES), play this policy's card instead
+of searching (None: search with playouts, as ``expert_v1`` does)."""
+FALLBACK_POLICY: Callable[[SeatView], Card] = learned_view_card
+"""The card played when not a single guess could be scored within the budget."""
 PRIOR_WEIGHT = 0.0
-"""Bonus, per guess scored, of the card the strong rules would play."""
+"""Bonus, per guess scored, of the card PRIOR_POLICY would play."""
 OPPONENT_MODEL = False
 """Weigh, from their plays, whether the opponents play by the greedy rules or at random,
 and model them so (what ``expert_v1`` does). Off: it fitted the greedy bot only."""
@@ -135,6 +143,8 @@ def expert_bot(
     mixed = any(random_share)
     remaining = sum(view.hand_sizes) + view.stock_count
     exact = remaining <= EXACT_MAX_PLIES[view.players]
+    if not exact and EARLY_POLICY is not None:
+        return EARLY_POLICY(view)
     totals = [0.0] * len(moves)
     cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
     # Few possible worlds: visit each once (exactly, no sampling noise); else sample.
@@ -178,10 +188,10 @@ def expert_bot(
             totals[i] += value
         scored += 1
     if not scored:
-        return decide(situation_of_view(view))
+        return FALLBACK_POLICY(view)
     if PRIOR_WEIGHT:
         # The strong rules' card is preferred unless the guesses say otherwise clearly.
-        totals[moves.index(decide(situation_of_view(view)))] += PRIOR_WEIGHT * scored
+        totals[moves.index(PRIOR_POLICY(view))] += PRIOR_WEIGHT * scored
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
 
@@ -637,3 +647,5 @@ OTHERS_POLICY = _policy_card
 """The playouts' model of the other team."""
 PREDICT_POLICY = strong_card
 """The endgame search's prediction of the other team (until MINIMAX_PLIES)."""
+PRIOR_POLICY = learned_view_card
+"""The policy whose card gets the PRIOR_WEIGHT bonus."""

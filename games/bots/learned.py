@@ -188,6 +188,11 @@ def learned_bot(
     return choose(situation_of_view(view), weights())
 
 
+def learned_view_card(view: SeatView) -> Card:
+    """The ``learned`` choice from a seat's view."""
+    return choose(situation_of_view(view), weights())
+
+
 def learned_card(deal: Deal, hand: Sequence[Card]) -> Card:
     """The ``learned`` choice of the seat to play in ``deal`` (for playouts)."""
     if len(hand) == 1:
