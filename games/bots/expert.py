@@ -1,6 +1,6 @@
 """The expert: the learned policy, then a search of the endgame, under a hard time limit.
 
-Until few cards remain (EXACT_MAX_PLIES: 14 in a 2-player deal, 12 in a 4-player one)
+Until few cards remain (EXACT_MAX_PLIES: 14 in a 2-player deal, 16 in a 4-player one)
 it plays the card of the ``learned`` policy (:mod:`games.bots.learned`, a linear model
 trained by self-play): with the little thinking time a move has, searching the opening
 and the middle game by playouts from a few guesses (what ``expert_v1`` does) measured
@@ -62,7 +62,7 @@ HARD_SHARE = 0.95
 played from the guesses scored so far)."""
 ENUMERATE_MAX = 40
 """Visit every possible world instead of sampling when there are at most this many."""
-EXACT_MAX_PLIES = {2: 14, 4: 12}
+EXACT_MAX_PLIES = {2: 14, 4: 16}
 """Search a guessed deal to its end once at most this many cards remain to be played."""
 GREEDY_PRIOR = 0.5
 """Prior probability that an opponent plays by the greedy rules (else: at random)."""
@@ -85,7 +85,7 @@ OPPONENT_MODEL = False
 and model them so (what ``expert_v1`` does). Off: it fitted the greedy bot only."""
 MODEL_PLAYERS = (2,)
 """Deals (by number of players) in which the opponents may be modelled as random."""
-MINIMAX_PLIES = {2: 6, 4: 4}
+MINIMAX_PLIES = {2: 8, 4: 4}
 """In the endgame search, both teams' choices are searched (minimax) once at most this
 many cards remain; before, the other team is predicted by PREDICT_POLICY."""
 RANDOM_SHARE_MIN = 0.01
