@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from games import rules
-from games.selectors import deal_state
+from games.matches.selectors import deal_state
 
 CARD = re.compile(r'"([A3RCF76542][cdsb])"')
 PLY = 7  # moves played when "during" is checked

@@ -3,7 +3,7 @@
 Two people play a whole ``first_to_2`` match through the API. Every JSON body each of
 them receives (match detail, events, the match list, move responses, refused moves) is
 scanned for the cards of the opponent's hand and of the stock, and for the seed, as the
-server's own replay (``games.selectors.deal_state``) has them at that moment. The face-up
+server's own replay (``games.matches.selectors.deal_state``) has them at that moment. The face-up
 briscola is public and is left out of the secret.
 """
 
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from games.matches.selectors import deal_state
 from games.models import Deal, DealStatus
-from games.selectors import deal_state
 
 if TYPE_CHECKING:
     from conftest import Player
