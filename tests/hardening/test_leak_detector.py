@@ -324,6 +324,14 @@ def test_a_planted_leak_of_every_kind_is_caught(scene: Scene) -> None:
     assert not missed, missed
     assert not wrong_reason, wrong_reason
     assert len(cases) >= 90
+    # A viewer with no seat may know no hand: neither seat's.
+    assert s.truth.active is not None
+    state = s.truth.active.state
+    outsider = Viewer("stranger", APIClient())
+    for hand in state.hands:
+        card = next(c.code for c in hand if c is not state.briscola)
+        complaint = caught(s.audit, outsider, json_response({"c": card}), frozenset())
+        assert complaint is not None and f"card {card}" in complaint, card
 
 
 def test_what_a_seat_may_know_passes(scene: Scene) -> None:
