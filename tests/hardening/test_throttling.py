@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import caches
 from rest_framework.test import APIClient
 
 from accounts.models import User
@@ -50,6 +51,7 @@ def test_anonymous_requests_are_throttled_per_ip(rates: Callable[..., None]) -> 
     body = {"username": "nobody", "password": "wrong-password"}
     for _ in range(3):
         assert client.post(TOKEN, body, format="json").status_code == 401
+    assert len(caches["throttle"].get("throttle_anon_203.0.113.7")) == 3  # the history
     assert_throttled(client.post(TOKEN, body, format="json"))
     # X-Forwarded-For is not trusted by default: it cannot pick another address.
     assert_throttled(client.post(TOKEN, body, format="json", HTTP_X_FORWARDED_FOR="198.51.100.9"))
@@ -75,7 +77,17 @@ def test_signed_in_requests_are_throttled_per_account(
 def test_a_rate_of_none_turns_a_throttle_off(
     rates: Callable[..., None], user_factory: Callable[..., User], auth_client: Any
 ) -> None:
-    rates(user=None)
+    """More requests than the default rates allow (so a fallback to a default would be
+    throttled), for each scope; no request history is kept for a throttle that is off."""
+    defaults = django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    beyond = {scope: int(rate.split("/")[0]) + 1 for scope, rate in defaults.items()}
+    assert beyond == {"anon": 61, "user": 601}
+    rates(anon=None, user=None)
     client = auth_client(user_factory())
-    for _ in range(30):
+    for _ in range(beyond["user"]):
         assert client.get(ME).status_code == 200
+    anonymous = APIClient(REMOTE_ADDR="203.0.113.9")
+    body = {"username": "nobody", "password": "wrong-password"}
+    for _ in range(beyond["anon"]):
+        assert anonymous.post(TOKEN, body, format="json").status_code == 401
+    assert caches["throttle"].get("throttle_anon_203.0.113.9") is None
