@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from accounts.models import User
+from accounts.ratings import admin as ratings_admin  # noqa: F401  (registers Rating, ...)
 
 
 @admin.register(User)

@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
 
-from accounts.ratings import display_rating, is_provisional
+from accounts.ratings.math import display_rating, is_provisional
 
 
 class User(AbstractUser):
@@ -26,7 +26,7 @@ class User(AbstractUser):
 
 # --- Ratings -------------------------------------------------------------------------------
 # Matches live in the games app, which accounts never imports: a rating change names its
-# match by id only (no foreign key), and the services in games feed accounts.ratings.
+# match by id only (no foreign key), and the services in games feed accounts.ratings.math.
 
 
 class RatingCategory(models.TextChoices):
@@ -35,7 +35,7 @@ class RatingCategory(models.TextChoices):
 
 
 class Rating(models.Model):
-    """A player's current OpenSkill rating in one category (see accounts.ratings)."""
+    """A player's current OpenSkill rating in one category (see accounts.ratings.math)."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="ratings")
     category = models.CharField(max_length=8, choices=RatingCategory.choices)

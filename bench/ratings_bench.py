@@ -41,7 +41,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from accounts.models import User  # noqa: E402
-from games import rating_services  # noqa: E402
+from games import rated_games  # noqa: E402
 from games.models import Deal, DealStatus, EndReason, Match, MatchStatus, Seat  # noqa: E402
 from games.tasks import rate_match  # noqa: E402
 
@@ -199,7 +199,7 @@ def time_single_tasks(samples: int, seed: int) -> None:
         f"max {1000 * durations[-1]:.2f} ms (target < 20 ms)"
     )
     started = time.perf_counter()
-    queued, counted = rating_services.ratings_sweep()
+    queued, counted = rated_games.ratings_sweep()
     print(
         f"periodic sweep after them: {counted} rating changes added to statistics, "
         f"{queued} matches re-queued, {1000 * (time.perf_counter() - started):.0f} ms"

@@ -44,7 +44,7 @@ class AutoSchema(openapi.AutoSchema):
 
     def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
         """A request body whose serializer refuses unknown fields (`rejects_unknown_fields`,
-        e.g. games.serializers.StrictSerializer) has ``additionalProperties: false``."""
+        e.g. games.matches.serializers.StrictSerializer) has ``additionalProperties: false``."""
         schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
         if direction == "request" and getattr(serializer, "rejects_unknown_fields", False):
             schema["additionalProperties"] = False

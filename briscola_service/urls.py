@@ -29,8 +29,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
 
 if settings.GAMES_APP_PRESENT and _module_exists("games.urls"):
     urlpatterns.append(path("api/v1/", include("games.urls")))
-if settings.GAMES_APP_PRESENT and _module_exists("games.replay_pages"):
-    urlpatterns.append(path("replay/", include("games.replay_pages")))
+if settings.GAMES_APP_PRESENT and _module_exists("games.replays.pages"):
+    urlpatterns.append(path("replay/", include("games.replays.pages")))
 
 # Last: any other /api/ URL answers a JSON 404, in DEBUG too.
 urlpatterns.append(re_path(r"^api/(?P<path>.*)$", exceptions.api_not_found))

@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from briscola_service.admin import ReadOnlyMixin
 from games.models import Deal, Match, Move, Seat
-
-
-class ReadOnlyMixin:
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class SeatInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
@@ -104,6 +91,3 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("id", "deal", "ply", "seat", "card", "created_at")
     list_filter = ("seat",)
     search_fields = ("deal__match__id", "card")
-
-
-from games import rating_admin  # noqa: E402, F401  (Rating, RatingChange, PlayerStats)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from games import services
+from games import rated_games
+from games.matches import services
 
 
 @shared_task(name="games.tasks.bot_play", acks_late=True, ignore_result=True)
@@ -28,22 +29,16 @@ def sweep_pending_bot_moves() -> int:
 def rate_match(match_id: str) -> int:
     """Record the rating changes of a finished rated match, exactly once (and any earlier
     finished match of its players still waiting for its own)."""
-    from games import rating_services
-
-    return rating_services.match_ratings_apply(match_id=match_id)
+    return rated_games.match_ratings_apply(match_id=match_id)
 
 
 @shared_task(name="games.tasks.ratings_sweep", ignore_result=True)
 def ratings_sweep() -> list[int]:
     """Periodic: re-queue rated matches never rated; add new results to player statistics."""
-    from games import rating_services
-
-    return list(rating_services.ratings_sweep())
+    return list(rated_games.ratings_sweep())
 
 
 @shared_task(name="games.tasks.ratings_recompute", ignore_result=True)
 def ratings_recompute() -> int:
     """Rebuild all ratings and statistics from the match history (admin action)."""
-    from games import rating_services
-
-    return rating_services.ratings_recompute().games
+    return rated_games.ratings_recompute().games

@@ -1,7 +1,8 @@
 from django.urls import path
 
-from games import apis, player_apis
-from games.replay_apis import (
+from games.matches import apis
+from games.players import apis as player_apis
+from games.replays.apis import (
     DealExportApi,
     DealReplayApi,
     DealVerifyApi,

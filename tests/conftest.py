@@ -36,9 +36,9 @@ from rest_framework.test import APIClient
 
 from accounts.models import User
 from games import rules
+from games.matches.selectors import deal_state
+from games.matches.services import SeatSpec, match_create, match_join, move_play
 from games.models import Deal, MatchStatus, Move
-from games.selectors import deal_state
-from games.services import SeatSpec, match_create, match_join, move_play
 
 DEFAULT_PASSWORD = "a-long-password-1"
 
@@ -212,7 +212,7 @@ def unrelated_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
 
 
 class Games:
-    """Helpers to play matches through games.services (moves are never written by hand)."""
+    """Helpers to play matches through games.matches.services (moves are never written by hand)."""
 
     @staticmethod
     def person_match(creator: User, opponent: User, *, format: str = "single") -> Any:

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 
 from accounts.models import User
+from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal
-from games.services import SeatSpec, match_create, match_join
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -18,7 +18,7 @@ from accounts.models import User
 from briscola_service.idempotency.models import IdempotencyKey
 from briscola_service.idempotency.services import idempotency_keys_delete_expired
 from briscola_service.idempotency.tasks import idempotency_keys_cleanup
-from games import apis
+from games.matches import apis
 from games.models import Match, Move
 from tests.hardening.conftest import assert_clean_error
 

@@ -35,9 +35,10 @@ from leak_audit import CARD_TOKEN, SEED_PIECE, Audit, Truth, Viewer
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from games import replays, rules
+from games import rules
+from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal, DealStatus
-from games.services import SeatSpec, match_create, match_join
+from games.replays import selectors as replays
 
 pytestmark = pytest.mark.django_db
 

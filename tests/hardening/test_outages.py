@@ -52,7 +52,7 @@ def test_a_database_outage_is_a_503_with_retry_after(
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
 
-    monkeypatch.setattr("games.selectors.matches_list", refuse)
+    monkeypatch.setattr("games.matches.selectors.matches_list", refuse)
     response = client.get("/api/v1/matches")
     assert response.status_code == 503
     assert response["Content-Type"] == "application/json"
@@ -68,7 +68,7 @@ def test_a_database_outage_outside_the_api_is_a_plain_503(
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr("games.selectors.deal_get", refuse)
+    monkeypatch.setattr("games.matches.selectors.deal_get", refuse)
     response = client.get("/replay/1/")
     assert response.status_code == 503
     assert response["Content-Type"].startswith("text/plain")

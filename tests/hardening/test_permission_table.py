@@ -14,7 +14,7 @@ Roles:
 - ``stranger``: a person with an account who sits nowhere in the match;
 - ``player``: the match's creator, in seat 0;
 - ``opponent``: another person, invited to seat 1 (seated once the match is active);
-- ``admin``: ``is_staff`` and ``is_superuser`` (games.selectors.is_admin: staff);
+- ``admin``: ``is_staff`` and ``is_superuser`` (games.matches.selectors.is_admin: staff);
 - ``bot``: a service bot account (``is_bot``, made by accounts.services.bot_account_ensure).
   It has an unusable password and no token, so it cannot sign in at all: its rows check
   that the token endpoint, the admin login and the browsable API's login refuse it and
@@ -54,9 +54,8 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from accounts.services import bot_account_ensure
 from games import rules
-from games.models import Deal, Match, MatchStatus, Move
-from games.selectors import deal_state
-from games.services import (
+from games.matches.selectors import deal_state
+from games.matches.services import (
     SeatSpec,
     match_abort,
     match_create,
@@ -64,6 +63,7 @@ from games.services import (
     match_resign,
     move_play,
 )
+from games.models import Deal, Match, MatchStatus, Move
 from tests.hardening.conftest import assert_clean_error
 
 pytestmark = pytest.mark.django_db
@@ -1011,7 +1011,7 @@ ROWS: list[Row] = [
 
 # --- The world each row runs in ------------------------------------------------------------
 #
-# Building a played-out deal takes 40 moves through games.services, about 0.3 s: too slow
+# Building a played-out deal takes 40 moves through games.matches.services, about 0.3 s: too slow
 # to repeat for each of hundreds of rows. So, as Django's TestCase.setUpTestData does, one
 # world per phase is built once for this module inside a transaction that is rolled back
 # at its end; each row (a function-scoped test) runs inside its own savepoint, rolled back

@@ -51,9 +51,9 @@ from schemathesis.specs.openapi.checks import (
 
 from accounts.models import User
 from briscola_service.wsgi import application
-from games import replays
+from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal
-from games.services import SeatSpec, match_create, match_join
+from games.replays import selectors as replays
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from kombu.exceptions import OperationalError
 
 from accounts.models import User
 from briscola_service.celery import app
+from games.matches.services import bot_move_play, bot_moves_sweep, match_resign
 from games.models import Deal, DealStatus, Match
-from games.services import bot_move_play, bot_moves_sweep, match_resign
 from games.tasks import bot_play, sweep_pending_bot_moves
 
 pytestmark = [
@@ -120,7 +120,10 @@ def test_broker_down_the_move_stands_and_the_sweep_recovers(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     deal = table.deal
-    with monkeypatch.context() as broken, caplog.at_level(logging.WARNING, "games.services"):
+    with (
+        monkeypatch.context() as broken,
+        caplog.at_level(logging.WARNING, "games.matches.services"),
+    ):
         broken.setattr(bot_play, "delay", broker_down)
         ply, played = play_until_the_bot_is_to_move(
             table, games, django_capture_on_commit_callbacks
@@ -252,8 +255,8 @@ def test_a_move_for_another_deal_of_the_match_is_stale(games: Any, user_factory:
     """A late task carries its deal's id: if the match has moved on to another deal at the
     same ply, the card is refused as stale rather than played in the new deal."""
     from games.errors import StalePlyError
+    from games.matches.services import move_play
     from games.models import Move
-    from games.services import move_play
 
     alice, bob = user_factory(username="alice"), user_factory(username="bob")
     match = games.person_match(alice, bob, format="first_to_2")

@@ -14,9 +14,9 @@ import pytest
 from django.db import connection, transaction
 
 from accounts.models import User
-from games import services
+from games.matches import services
+from games.matches.services import SeatSpec
 from games.models import Match, Seat
-from games.services import SeatSpec
 from games.tasks import bot_play
 
 pytestmark = [

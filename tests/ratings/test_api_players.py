@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from accounts.models import Rating, RatingChange
-from games import rating_services
-from tests.api.conftest import assert_error_shape
+from games import rated_games
+from tests.matches.conftest import assert_error_shape
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
 
@@ -24,8 +24,8 @@ def rated_history(user_factory: Any, finished_match: Any) -> dict[str, Any]:
     m2 = finished_match([bob, alice], winner=None, deals=[(60, 60, None)])
     private = finished_match([bob, carol], winner=0)
     for m in (m1, m2, private):
-        rating_services.match_ratings_apply(match_id=m.pk)
-    rating_services.ratings_sweep()
+        rated_games.match_ratings_apply(match_id=m.pk)
+    rated_games.ratings_sweep()
     return {"alice": alice, "bob": bob, "carol": carol, "m1": m1, "m2": m2, "private": private}
 
 

@@ -9,10 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import PlayerStats, Rating, RatingChange
-from accounts.ratings import Skill, rate_game
-from games import rating_services
+from accounts.ratings.math import Skill, rate_game
+from games import rated_games
+from games.matches.services import match_resign
 from games.models import EndReason, MatchStatus
-from games.services import match_resign
 from games.tasks import rate_match
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
@@ -25,7 +25,7 @@ def rating(user: Any, category: str = "1v1") -> Rating:
 def test_a_rated_match_changes_both_ratings_once(user_factory: Any, finished_match: Any) -> None:
     alice, bob = user_factory(), user_factory()
     match = finished_match([alice, bob], winner=0)
-    assert rating_services.match_ratings_apply(match_id=match.pk) == 2
+    assert rated_games.match_ratings_apply(match_id=match.pk) == 2
     a, b = rating(alice), rating(bob)
     assert a.mu > 25 > b.mu and a.games == b.games == 1
     changes = {c.user_id: c for c in RatingChange.objects.filter(match_id=match.pk)}
@@ -52,19 +52,19 @@ def test_unrated_aborted_unfinished_and_bad_ids_are_not_rated(
     )
     active = finished_match([alice, bob], status=MatchStatus.ACTIVE)
     for match in (unrated, aborted, active):
-        assert rating_services.match_ratings_apply(match_id=match.pk) == 0
-    assert rating_services.match_ratings_apply(match_id="not-a-uuid") == 0
+        assert rated_games.match_ratings_apply(match_id=match.pk) == 0
+    assert rated_games.match_ratings_apply(match_id="not-a-uuid") == 0
     assert not RatingChange.objects.exists() and not Rating.objects.exists()
 
 
 def test_a_draw_and_a_team_game(user_factory: Any, finished_match: Any) -> None:
     a, b, c, d = (user_factory() for _ in range(4))
     draw = finished_match([a, b], winner=None)
-    rating_services.match_ratings_apply(match_id=draw.pk)
+    rated_games.match_ratings_apply(match_id=draw.pk)
     assert {ch.result for ch in RatingChange.objects.filter(match_id=draw.pk)} == {"draw"}
     assert rating(a).mu == pytest.approx(25) and rating(a).sigma < Skill().sigma
     team = finished_match([a, b, c, d], winner=1, deals=[(50, 70, 1)])
-    assert rating_services.match_ratings_apply(match_id=team.pk) == 4
+    assert rated_games.match_ratings_apply(match_id=team.pk) == 4
     assert rating(b, "2v2").mu > 25 and rating(d, "2v2").mu > 25
     assert rating(a, "2v2").mu < 25 and rating(c, "2v2").mu < 25
     assert rating(a, "1v1").games == 1  # categories are separate
@@ -86,12 +86,12 @@ def test_worker_dies_half_way_nothing_is_kept_and_the_rerun_applies_all(
         mock.patch.object(RatingChange.objects, "bulk_create", die_after_first),
         pytest.raises(SystemExit),
     ):
-        rating_services.match_ratings_apply(match_id=match.pk)
+        rated_games.match_ratings_apply(match_id=match.pk)
     assert len(saved) == 1  # the first player's change was written, inside the transaction
     assert not RatingChange.objects.exists()
     assert not Rating.objects.filter(games__gt=0).exists()
-    assert rating_services.match_ratings_apply(match_id=match.pk) == 4
-    assert rating_services.match_ratings_apply(match_id=match.pk) == 0
+    assert rated_games.match_ratings_apply(match_id=match.pk) == 4
+    assert rated_games.match_ratings_apply(match_id=match.pk) == 0
     assert RatingChange.objects.count() == 4
     assert sorted(Rating.objects.values_list("games", flat=True)) == [1, 1, 1, 1]
 
@@ -99,10 +99,10 @@ def test_worker_dies_half_way_nothing_is_kept_and_the_rerun_applies_all(
 def test_the_unique_constraint_is_the_last_guard(user_factory: Any, finished_match: Any) -> None:
     alice, bob = user_factory(), user_factory()
     match = finished_match([alice, bob])
-    rating_services.match_ratings_apply(match_id=match.pk)
+    rated_games.match_ratings_apply(match_id=match.pk)
     # Pretend the "already applied" check saw nothing (as a racing run could).
-    with mock.patch.object(rating_services.rating_services, "_already_applied", return_value=False):
-        assert rating_services.match_ratings_apply(match_id=match.pk) == 0
+    with mock.patch.object(rated_games.rating_services, "_already_applied", return_value=False):
+        assert rated_games.match_ratings_apply(match_id=match.pk) == 0
     assert RatingChange.objects.count() == 2
     assert rating(alice).games == 1
 
@@ -114,7 +114,7 @@ def test_an_earlier_match_still_waiting_is_applied_first(
     first = finished_match([alice, bob], winner=0)  # its task was lost
     second = finished_match([bob, carol], winner=0)  # shares bob
     third = finished_match([carol, alice], winner=1)
-    assert rating_services.match_ratings_apply(match_id=third.pk) == 6
+    assert rated_games.match_ratings_apply(match_id=third.pk) == 6
     order = list(
         RatingChange.objects.filter(user=bob).order_by("id").values_list("match_id", flat=True)
     )
@@ -130,7 +130,7 @@ def test_an_earlier_match_still_waiting_is_applied_first(
 def test_resigning_a_rated_match_is_a_loss_rated_on_commit(
     user_factory: Any, games: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    from games.services import SeatSpec, match_create, match_join
+    from games.matches.services import SeatSpec, match_create, match_join
 
     alice, bob = user_factory(), user_factory()
     match = match_create(
@@ -152,7 +152,7 @@ def test_resigning_a_rated_match_is_a_loss_rated_on_commit(
 def test_a_rated_match_played_out_is_rated_on_commit(
     user_factory: Any, games: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    from games.services import SeatSpec, match_create, match_join
+    from games.matches.services import SeatSpec, match_create, match_join
 
     alice, bob = user_factory(), user_factory()
     match = match_create(
@@ -177,11 +177,11 @@ def test_sweep_requeues_finished_rated_matches_without_changes(
     alice, bob = user_factory(), user_factory()
     lost = finished_match([alice, bob])  # finished in 2025: long ago
     done = finished_match([bob, alice])
-    rating_services.match_ratings_apply(match_id=done.pk)  # also applies `lost` first
+    rated_games.match_ratings_apply(match_id=done.pk)  # also applies `lost` first
     RatingChange.objects.filter(match_id=lost.pk).delete()
     queued: list[str] = []
     with mock.patch.object(rate_match, "delay", side_effect=queued.append):
-        assert rating_services.unrated_matches_queue() == 1
+        assert rated_games.unrated_matches_queue() == 1
     assert queued == [str(lost.pk)]
 
 
@@ -190,9 +190,9 @@ def test_sweep_aggregates_statistics_once(user_factory: Any, finished_match: Any
     m1 = finished_match([alice, bob], winner=0, deals=[(70, 50, 0), (60, 60, None), (80, 40, 0)])
     m2 = finished_match([alice, bob], winner=None, deals=[(60, 60, None)])
     for match in (m1, m2):
-        rating_services.match_ratings_apply(match_id=match.pk)
-    assert rating_services.ratings_sweep() == (0, 4)
-    assert rating_services.ratings_sweep() == (0, 0)  # run again: nothing counted twice
+        rated_games.match_ratings_apply(match_id=match.pk)
+    assert rated_games.ratings_sweep() == (0, 4)
+    assert rated_games.ratings_sweep() == (0, 0)  # run again: nothing counted twice
     stats = PlayerStats.objects.get(user=alice, category="1v1")
     assert (stats.games, stats.wins, stats.draws, stats.losses) == (2, 1, 1, 0)
     assert (stats.deals_played, stats.deals_won, stats.points) == (4, 2, 270)
@@ -219,7 +219,7 @@ def test_recompute_equals_the_incremental_path(
     # Incrementally, each match's task in finish order, then the periodic aggregation.
     for match in Match.objects.filter(rated=True).order_by("finished_at", "id"):
         rate_match(str(match.pk))
-    rating_services.ratings_sweep()
+    rated_games.ratings_sweep()
     incremental = snapshot()
     assert len(incremental["changes"]) == 10 * 2 + 10 * 4
     call_command("ratings_recompute")

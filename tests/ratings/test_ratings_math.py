@@ -1,8 +1,8 @@
-"""accounts.ratings: pure math over openskill."""
+"""accounts.ratings.math: pure math over openskill."""
 
 import pytest
 
-from accounts.ratings import (
+from accounts.ratings.math import (
     DISPLAY_BASE,
     PROVISIONAL_SIGMA,
     DealResult,

@@ -1,4 +1,4 @@
-"""Fixtures for the replay tests: deals played through games.services, and viewers."""
+"""Fixtures for the replay tests: deals played through games.matches.services, and viewers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import User
+from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal, Match
-from games.services import SeatSpec, match_create, match_join
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,10 @@ import pytest
 from django.test import Client
 
 from games import rules
+from games.matches.selectors import deal_state
+from games.matches.services import match_resign
 from games.models import Deal
-from games.replays import replay_steps
-from games.selectors import deal_state
-from games.services import match_resign
+from games.replays.selectors import replay_steps
 
 TRICK_LINE = re.compile(r"^(\d+)\. ((?:[A3RCF76542][cdsb] ?)+)  winner S([0-3]) \+(\d+)$")
 

@@ -20,7 +20,7 @@ import pytest
 from leak_audit import CARD_TOKEN, Audit, Viewer, json_strings
 
 from games import rules
-from games.selectors import deal_state
+from games.matches.selectors import deal_state
 
 PLY = 7  # moves played when "during" is checked
 

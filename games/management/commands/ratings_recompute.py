@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser, OutputWrapper
 
-from games.rating_services import ProgressBar, ratings_recompute
+from games.rated_games import ProgressBar, ratings_recompute
 
 
 class _Raw:

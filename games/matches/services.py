@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from accounts.services import bot_account_ensure
-from games import detail_cache, rules, selectors
+from briscola_service import queueing
+from games import rules
 from games.bots import choose_card
 from games.errors import (
     AlreadySeatedError,
@@ -37,6 +38,8 @@ from games.errors import (
     SeatUnavailableError,
     StalePlyError,
 )
+from games.matches import selectors, snapshots
+from games.matches.selectors import bot_levels_seatable, deal_state, match_get, seat_of_user
 from games.models import (
     Deal,
     DealStatus,
@@ -46,8 +49,7 @@ from games.models import (
     Move,
     Seat,
 )
-from games.rating_services import match_rating_queue_on_commit
-from games.selectors import bot_levels_seatable, deal_state, match_get, seat_of_user
+from games.rated_games import match_rating_queue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -274,97 +276,102 @@ def move_play(
     or, with ``deal_id``, no longer that deal; and the rules engine's errors for an
     illegal card.
 
-    The match as the last move left it is usually in the cache (games.detail_cache): once
-    the match is locked its version is read, and with the snapshot of exactly that
-    version the move needs no other read (:func:`_move_on_snapshot`). Otherwise, and for
-    the move that ends a deal, everything is read from the database
-    (:func:`_move_on_database`).
+    One path: once the match is locked and its version read, the move is checked
+    (:func:`_move_checked`) against the match as it is at that version
+    (:func:`_match_at`): the snapshot the last move kept of exactly that version, when
+    the cache has it, or else one read from the rows. The card that ends a deal then
+    writes the deal's result and what follows from the rows themselves.
     """
     parsed = rules.Card.from_code(card)
     try:
         with transaction.atomic():
             match, version = selectors.match_lock_versioned(match_id=match_id)
-            kept = _kept_snapshot(match, version)
-            played = _move_on_snapshot(kept, user, parsed, ply, deal_id) if kept else None
-            if played is None:
-                played = _move_on_database(match, user, parsed, ply, deal_id)
-            detail_cache.snapshot_put_on_commit(played.snapshot)
+            at = _match_at(match, version)
+            seat, state = _move_checked(match, at, user, parsed, ply, deal_id)
+            played = _move_append(match, at, seat, state, parsed, ply)
+            snapshots.snapshot_put_on_commit(played.snapshot)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
     return played
 
 
-def _kept_snapshot(match: Match, version: tuple[object, ...]) -> selectors.MatchSnapshot | None:
-    """The snapshot of the active ``match`` at ``version`` (read under its lock), if kept."""
-    if match.status != MatchStatus.ACTIVE:
-        return None
-    return detail_cache.snapshot_get(match.pk, version)
+def _match_at(match: Match, version: tuple[object, ...]) -> selectors.MatchSnapshot:
+    """The locked ``match`` at ``version``: the snapshot a move kept of that version, or
+    one read from the rows.
+
+    A kept snapshot can be trusted for a move's checks because the version is read under
+    the lock that every write of a seat, a deal or a move takes, and because the move log
+    only grows: the first ``n`` cards of a deal, with its seed, are that deal's first
+    ``n`` cards for ever. Only an active match's snapshots are looked up (a move to any
+    other is refused, and the rows say why)."""
+    kept = None
+    if match.status == MatchStatus.ACTIVE:
+        kept = snapshots.snapshot_get(match.pk, version)
+    return kept or selectors.match_snapshot(match=match)
 
 
-def _move_on_snapshot(
-    kept: selectors.MatchSnapshot,
+def _move_checked(
+    match: Match,
+    at: selectors.MatchSnapshot,
     user: User,
     card: rules.Card,
     ply: int,
     deal_id: int | None,
-) -> MovePlayed | None:
-    """The move, checked against the snapshot of the version read under the match's lock:
-    the same checks, in the same order, as :func:`_move_on_database`. It can be trusted
-    for them because the version is read under the lock that every write of a seat, a
-    deal or a move takes, and because the move log only grows: the first ``n`` cards of a
-    deal, with its seed, are that deal's first ``n`` cards for ever.
-
-    Returns None, having written nothing, for what it leaves to the database path: the
-    card that ends a deal (its result, the next deal or the match's end are written from
-    the rows themselves)."""
-    current = kept.current
-    seat = next((n for n, uid, joined in kept.seats if joined and uid == user.pk), None)
-    if seat is None:
-        raise NotAPlayerError()
-    if current is None or current.summary["status"] != DealStatus.ACTIVE:
-        return None
-    _check_deal(current.summary["id"], deal_id)
-    state = current.state()
-    _check_ply(state, ply)
-    state.play(card, seat=seat)
-    if state.is_over:
-        return None
-    Move.objects.create(deal_id=current.summary["id"], ply=ply, seat=seat, card=card.code)
-    bots = {s["seat"] for s in kept.summary["seats"] if s["is_bot"]}
-    queued = _queue_bot_reply_if(state.turn in bots, current.summary["id"], state)
-    snapshot = replace(kept, current=replace(current, moves=(*current.moves, card.code)))
-    return MovePlayed(current.summary["id"], snapshot, queued and _tasks_run_in_process())
-
-
-def _move_on_database(
-    match: Match, user: User, card: rules.Card, ply: int, deal_id: int | None
-) -> MovePlayed:
-    seats = list(match.seats.select_related("user").order_by("number"))
-    seat = seat_of_user(seats, user)
+) -> tuple[int, rules.Deal]:
+    """The checks every move passes, in order. Returns the mover's seat and the current
+    deal with the card played (nothing is written yet)."""
+    seat = at.joined_seat_of(user.pk)
     if seat is None:
         raise NotAPlayerError()
     if match.status == MatchStatus.WAITING:
         raise MatchNotStartedError()
-    if match.status != MatchStatus.ACTIVE:
+    current = at.current
+    if (
+        match.status != MatchStatus.ACTIVE
+        or current is None
+        or current.summary["status"] != DealStatus.ACTIVE
+    ):
         raise MatchOverError()
+    _check_deal(current.summary["id"], deal_id)
+    state = current.state()
+    _check_ply(state, ply)
+    state.play(card, seat=seat)
+    return seat, state
+
+
+def _move_append(
+    match: Match,
+    at: selectors.MatchSnapshot,
+    seat: int,
+    state: rules.Deal,
+    card: rules.Card,
+    ply: int,
+) -> MovePlayed:
+    """Append the checked move; queue the bot's reply, or end the deal."""
+    current = at.current
+    assert current is not None  # _move_checked refused a match without a current deal
+    deal_id: int = current.summary["id"]
+    Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
+    if state.is_over:
+        return _deal_end(match, state)
+    bots = {s["seat"] for s in at.summary["seats"] if s["is_bot"]}
+    queued = _queue_bot_reply_if(state.turn in bots, deal_id, state)
+    snapshot = replace(at, current=replace(current, moves=(*current.moves, card.code)))
+    return MovePlayed(deal_id, snapshot, queued and queueing.tasks_run_in_process())
+
+
+def _deal_end(match: Match, state: rules.Deal) -> MovePlayed:
+    """After the card that ends the current deal (``state``): its result, then the next
+    deal or the match's end, written from the rows themselves."""
+    seats = selectors.match_seats(match)
     deals = list(match.deals.order_by("number"))
     deal = deals[-1]
     deal.match = match
-    if deal.status != DealStatus.ACTIVE:  # pragma: no cover - see _current_deal
-        raise MatchOverError()
-    _check_deal(deal.pk, deal_id)
-    state = deal_state(deal)
-    _check_ply(state, ply)
-    state.play(card, seat=seat.number)
-    Move.objects.create(deal=deal, ply=ply, seat=seat.number, card=card.code)
     states = {deal.pk: state}
-    if state.is_over:
-        followed = _deal_finish(match, deal, state, deals, states)
-    else:
-        followed = _queue_bot_reply(deal, state, seats)
+    followed = _deal_finish(match, deal, state, deals, states)
     snapshot = selectors.match_snapshot(match=match, seats=seats, deals=deals, states=states)
-    return MovePlayed(deal.pk, snapshot, followed and _tasks_run_in_process())
+    return MovePlayed(deal.pk, snapshot, followed and queueing.tasks_run_in_process())
 
 
 def _check_deal(current: int, deal_id: int | None) -> None:
@@ -381,12 +388,6 @@ def _check_ply(state: rules.Deal, ply: int) -> None:
             f"The deal is at ply {state.ply}, not {ply}: refresh and play again.",
             details={"current_ply": state.ply, "your_ply": ply},
         )
-
-
-def _tasks_run_in_process() -> bool:
-    from games.tasks import bot_play
-
-    return bool(bot_play.app.conf.task_always_eager)
 
 
 def _deal_finish(
@@ -484,9 +485,7 @@ def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
     instead the outermost call runs the replies one after another, and the nested calls
     only hand theirs to it.
     """
-    from games.tasks import bot_play
-
-    if not bot_play.app.conf.task_always_eager:
+    if not queueing.tasks_run_in_process():
         return _bot_reply_send(deal_id, ply)
     pending: deque[tuple[int, int]] | None = getattr(_in_process, "pending", None)
     if pending is not None:  # a reply is running further up this thread's stack
@@ -503,14 +502,9 @@ def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
 
 
 def _bot_reply_send(deal_id: int, ply: int) -> bool:
-    from games.tasks import bot_play
-
-    try:
-        bot_play.delay(deal_id, ply)
-    except Exception:  # the broker is down: the move stands, the sweep will queue it
-        logger.warning("could not queue bot reply for deal %s ply %s", deal_id, ply, exc_info=True)
-        return False
-    return True
+    return queueing.task_send(
+        "games.tasks.bot_play", deal_id, ply, what=f"bot reply for deal {deal_id} ply {ply}"
+    )
 
 
 def bot_move_play(*, deal_id: int, ply: int) -> bool:

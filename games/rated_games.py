@@ -1,8 +1,8 @@
-"""Ratings of finished rated matches: the games side of accounts.rating_services.
+"""Ratings of finished rated matches: the games side of accounts.ratings.services.
 
 A rated match that finishes (played out or resigned) queues ``games.tasks.rate_match`` on
 commit. The task applies the match's rating changes exactly once (see
-:func:`accounts.rating_services.rated_game_apply`).
+:func:`accounts.ratings.services.rated_game_apply`).
 
 **Finish order.** Matches are applied in the order they finished: (``finished_at``, id).
 Before applying a match, the task looks for an earlier-finished rated match of the same
@@ -33,9 +33,10 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from accounts import rating_services
 from accounts.models import Rating, RatingChange
-from accounts.ratings import DealResult, RatedGame, category_for_players
+from accounts.ratings import services as rating_services
+from accounts.ratings.math import DealResult, RatedGame, category_for_players
+from briscola_service import queueing
 from games.models import Deal, DealStatus, Match, MatchStatus, Seat
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def _game(
 
 
 def rated_games_load(match_ids: set[uuid.UUID]) -> dict[uuid.UUID, RatedGame]:
-    """The finished rated matches among ``match_ids``, as accounts.ratings sees them."""
+    """The finished rated matches among ``match_ids``, as accounts.ratings.math sees them."""
     seats: dict[uuid.UUID, list[tuple[int, int]]] = {}
     for match_id, number, user_id in (
         Seat.objects.filter(match_id__in=match_ids)
@@ -132,27 +133,20 @@ def rated_games_in_finish_order(*, chunk: int = 20000) -> tuple[int, Iterator[Ra
 
 
 def match_rating_queue_on_commit(match: Match) -> None:
-    """When ``match`` is rated, queue its rating task once this transaction commits."""
-    if not match.rated:
-        return
-    match_id = str(match.pk)
-    transaction.on_commit(lambda: match_rating_enqueue(match_id=match_id))
+    """When ``match`` is rated, queue its rating task once this transaction commits.
+
+    Without a broker the task runs in-process at the commit; its errors are logged, so
+    the move or resignation that finished the match still answers normally."""
+    if match.rated:
+        match_id = str(match.pk)
+        transaction.on_commit(lambda: match_rating_enqueue(match_id=match_id))
 
 
 def match_rating_enqueue(*, match_id: str) -> bool:
-    """Send the rating task; a failure is logged, not raised (the sweep queues it again).
-
-    Without a broker the task runs here, in-process; its errors are logged too, so the
-    move or resignation that finished the match still answers normally.
-    """
-    from games.tasks import rate_match
-
-    try:
-        rate_match.delay(match_id)
-    except Exception:
-        logger.warning("could not rate match %s now; the sweep will", match_id, exc_info=True)
-        return False
-    return True
+    """Send the rating task; a failure is logged, not raised (the sweep queues it again)."""
+    return queueing.task_send(
+        "games.tasks.rate_match", match_id, what=f"rating of match {match_id}"
+    )
 
 
 # --- Applying ---------------------------------------------------------------------------
@@ -193,7 +187,7 @@ def _pending_predecessor(game: RatedGame, players: int) -> uuid.UUID | None:
 def match_ratings_apply(*, match_id: Any) -> int:
     """Apply the rating changes of a finished rated match, after any pending earlier ones.
 
-    Safe to run twice, at once, or after a crash (accounts.rating_services). Returns how
+    Safe to run twice, at once, or after a crash (accounts.ratings.services). Returns how
     many rating changes were written (0: nothing to do). Locks the players' Rating rows,
     one match at a time.
     """

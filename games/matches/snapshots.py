@@ -4,7 +4,7 @@ A move leaves its match at a new version; both players (and any spectator) then 
 version, each through ``GET /matches/{id}``, usually within milliseconds. The move's
 transaction already holds everything those details are made of, so it keeps it here
 (:func:`snapshot_put_on_commit`, once the move has committed) and each of those reads
-costs one small query, the version's (:func:`games.selectors.match_version`), instead of
+costs one small query, the version's (:func:`games.matches.selectors.match_version`), instead of
 reading the match, its seats, its deals and the move log again. The next move reads it
 too (``services.move_play``): holding the match's lock, it reads the version and checks its
 card against the snapshot of that version instead of the rows.
@@ -40,7 +40,7 @@ from django.core.cache import caches
 from django.db import transaction
 from redis.exceptions import RedisError
 
-from games.selectors import MatchSnapshot
+from games.matches.selectors import MatchSnapshot
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from briscola_service.idempotency.apis import (
     idempotent,
 )
 from briscola_service.pagination import StandardPagination
-from games import detail_cache, selectors, services
-from games.replay_apis import READ_ERRORS, OpenToPublicDealsApi, query_params
-from games.serializers import (
+from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.matches import selectors, services, snapshots
+from games.matches.serializers import (
     DealRecordOutput,
     EventsFilter,
     EventsOutput,
@@ -44,7 +44,7 @@ def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response
 
 def _detail_response(snapshot: selectors.MatchSnapshot, user: Any, status_code: int) -> Response:
     """``user``'s match detail, as the snapshot builds it: already JSON-ready, in exactly the
-    shape ``MatchDetailOutput`` documents (tests/api/test_api_detail_shape.py proves it on
+    shape ``MatchDetailOutput`` documents (tests/matches/test_api_detail_shape.py proves it on
     every kind of match). Running the serializer over it on every poll and every move cost
     more than the move's own transaction; the serializer stays the schema. With its
     ``ETag`` (see MatchDetailApi), which a later GET may send back to get a 304."""
@@ -158,7 +158,7 @@ class MatchDetailApi(APIView):
                 response["ETag"] = etag
                 patch_vary_headers(response, ["Authorization"])
                 return response
-            snapshot = detail_cache.snapshot_get(pk, version)  # kept by the move that made it
+            snapshot = snapshots.snapshot_get(pk, version)  # kept by the move that made it
             if snapshot is not None:
                 return _detail_response(snapshot, request.user, status.HTTP_200_OK)
         return _detail(request, match_id)

@@ -7,9 +7,9 @@ from typing import Any
 from django.db.models import Exists, OuterRef, QuerySet
 
 from accounts.models import User
-from accounts.rating_selectors import rating_change_json, rating_changes_by_match
+from accounts.ratings.selectors import rating_change_json, rating_changes_by_match
+from games.matches.selectors import match_summary, matches_visible_to
 from games.models import Match, Seat
-from games.selectors import match_summary, matches_visible_to
 
 
 def player_matches(*, player: User, viewer: User) -> QuerySet[Match]:

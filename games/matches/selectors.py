@@ -18,7 +18,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils.crypto import salted_hmac
 
 from accounts.models import RatingChange, User
-from accounts.rating_selectors import rating_change_json, rating_changes_by_match
+from accounts.ratings.selectors import rating_change_json, rating_changes_by_match
 from games import rules
 from games.bots import LEVELS as BOT_LOGIC
 from games.errors import (
@@ -216,7 +216,7 @@ class MatchSnapshot:
     """A match at one version, as every viewer's detail is made from it.
 
     Built from what one transaction read (:func:`match_snapshot`); a move keeps the one it
-    leaves behind in the cache (games.detail_cache), so that the next reads of that
+    leaves behind in the cache (games.matches.snapshots), so that the next reads of that
     version, by every viewer, need no query beyond the version's own.
     """
 
@@ -241,14 +241,15 @@ class MatchSnapshot:
             len(self.rating_changes),
         )
 
+    def joined_seat_of(self, user_id: Any) -> int | None:
+        """The seat that user ``user_id`` has joined, if any."""
+        return next((n for n, uid, joined in self.seats if joined and uid == user_id), None)
+
     def detail_for(self, user: User) -> JSON:
         """The match and its current deal as ``user`` may see them."""
         if not _visible(self.public, self.status, [uid for _, uid, _ in self.seats], user):
             raise MatchPrivateError()
-        seat = next(
-            (n for n, uid, joined in self.seats if joined and uid == user.pk),
-            None,
-        )
+        seat = self.joined_seat_of(user.pk)
         data = dict(self.summary)
         data["your_seat"] = seat
         data["rating_changes"] = self.rating_changes

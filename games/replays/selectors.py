@@ -22,8 +22,7 @@ from accounts.models import User
 from briscola_service.exceptions import ServiceError
 from games import rules
 from games.errors import DealNotOverError, MatchPrivateError
-from games.models import Deal, DealStatus, Match, Move
-from games.selectors import (
+from games.matches.selectors import (
     deal_moves,
     deal_record_for_user,
     deal_summary,
@@ -33,6 +32,7 @@ from games.selectors import (
     match_summary,
     seat_of_user,
 )
+from games.models import Deal, DealStatus, Match, Move
 
 JSON = dict[str, Any]
 

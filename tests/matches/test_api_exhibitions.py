@@ -12,7 +12,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from games import services
+from games.matches import services
 from games.models import Deal, Match, Move
 from games.rules import DealRecord
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.models import PlayerStats, Rating, RatingChange, User
-from accounts.ratings import (
+from accounts.ratings.math import (
     CATEGORIES,
     DISPLAY_SCALE,
     INITIAL_MU,

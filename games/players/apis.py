@@ -7,19 +7,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts import rating_selectors
-from accounts.ratings import CATEGORIES, CATEGORY_1V1, display_rating
+from accounts.ratings import selectors as rating_selectors
+from accounts.ratings.math import CATEGORIES, CATEGORY_1V1, display_rating
 from briscola_service.pagination import StandardPagination
-from games import player_selectors
-from games.player_serializers import (
+from games.http import READ_ERRORS, query_params
+from games.matches.serializers import RatingChangeOutput
+from games.players import selectors as player_selectors
+from games.players.serializers import (
     CategoryFilter,
     LeaderboardEntryOutput,
     PageFilter,
     PlayerMatchOutput,
     PlayerOutput,
 )
-from games.replay_apis import READ_ERRORS, query_params
-from games.serializers import RatingChangeOutput
 
 
 def _category_parameter(description: str) -> OpenApiParameter:

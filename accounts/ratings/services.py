@@ -1,6 +1,6 @@
 """Rating writes: apply one rated game, aggregate statistics, rebuild everything.
 
-The games app turns its matches into :class:`accounts.ratings.RatedGame` values and calls
+The games app turns its matches into :class:`accounts.ratings.math.RatedGame` values and calls
 these; accounts never imports games. Exactly once per player per match rests on three
 things, in this order: the players' Rating rows are locked (``SELECT ... FOR UPDATE``, in
 user id order, so two tasks never deadlock); a match that already has rating changes is
@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import PlayerStats, Rating, RatingChange
-from accounts.ratings import (
+from accounts.ratings.math import (
     INITIAL_MU,
     INITIAL_SIGMA,
     RatedGame,

@@ -1,5 +1,5 @@
 """GET /api/v1/matches/{id} after a move: the detail comes from the snapshot the move kept
-(games/detail_cache.py), and is exactly what the database would have given."""
+(games/matches/snapshots.py), and is exactly what the database would have given."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from games import detail_cache, selectors
+from games.matches import selectors, snapshots
 from games.models import Match
-from tests.api.conftest import Player, seats_by_number
+from tests.matches.conftest import Player, seats_by_number
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def started_match(player: Callable[..., Player]) -> tuple[str, dict[int, Player]
 def snapshots_counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     """Records, for each read of a snapshot, whether one was found."""
     found: list[bool] = []
-    real = detail_cache.snapshot_get
+    real = snapshots.snapshot_get
 
     def counted(match_id: Any, version: Any) -> Any:
         snapshot = real(match_id, version)
@@ -45,14 +45,14 @@ def snapshots_counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
         return snapshot
 
     with monkeypatch.context() as patch:
-        patch.setattr(detail_cache, "snapshot_get", counted)
+        patch.setattr(snapshots, "snapshot_get", counted)
         yield found
 
 
 def from_database(client: APIClient, match_id: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The same GET with no snapshot to be found: read from the database."""
     with monkeypatch.context() as patch:
-        patch.setattr(detail_cache, "snapshot_get", lambda match_id, version: None)
+        patch.setattr(snapshots, "snapshot_get", lambda match_id, version: None)
         return client.get(url(match_id))
 
 
@@ -156,7 +156,7 @@ def test_a_move_rolled_back_keeps_no_snapshot(
                 HTTP_IDEMPOTENCY_KEY="rolled-back-move-1",
             )
     pk = Match.objects.get().pk
-    assert detail_cache.snapshot_get(pk, ("active", 2, 1, 1, 0)) is None
+    assert snapshots.snapshot_get(pk, ("active", 2, 1, 1, 0)) is None
     mover.move(match_id, legal[-1], 0)
     shown = both_ways(mover.client, match_id, monkeypatch).json()["current_deal"]
     assert shown["ply"] == 1 and [t["card"] for t in shown["table"]] == [legal[-1]]
@@ -172,7 +172,7 @@ def test_without_the_cache_the_database_answers(
     def down(*args: Any, **kwargs: Any) -> Any:
         raise RedisConnectionError("Connection refused")
 
-    with monkeypatch.context() as patch, caplog.at_level(logging.WARNING, detail_cache.__name__):
+    with monkeypatch.context() as patch, caplog.at_level(logging.WARNING, snapshots.__name__):
         patch.setattr(cache, "get", down)
         patch.setattr(cache, "set", down)
         for _ in range(4):
@@ -183,13 +183,13 @@ def test_without_the_cache_the_database_answers(
     warnings = {
         r.getMessage()
         for r in caplog.records
-        if r.name == detail_cache.__name__ and r.levelno == logging.WARNING
+        if r.name == snapshots.__name__ and r.levelno == logging.WARNING
     }
     assert warnings == {
         "snapshot cache unavailable, reading the database: Connection refused",
         "snapshot cache unavailable, not kept: Connection refused",
     }, caplog.records
-    assert detail_cache.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
+    assert snapshots.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
 
 
 def test_a_snapshot_of_another_layout_is_not_read(
@@ -199,9 +199,9 @@ def test_a_snapshot_of_another_layout_is_not_read(
     match_id, at = started_match(player)
     at[at[0].detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
     pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
-    assert detail_cache.snapshot_get(pk, version) is not None
-    monkeypatch.setattr(detail_cache, "LAYOUT", detail_cache.LAYOUT + 1)
-    assert detail_cache.snapshot_get(pk, version) is None
+    assert snapshots.snapshot_get(pk, version) is not None
+    monkeypatch.setattr(snapshots, "LAYOUT", snapshots.LAYOUT + 1)
+    assert snapshots.snapshot_get(pk, version) is None
 
 
 def moves_url(match_id: str) -> str:
@@ -260,7 +260,7 @@ def test_moves_refused_on_a_kept_snapshot_as_on_the_database(
         on_snapshot = answers()
     assert found and all(found), "the moves were not checked against a snapshot"
     with monkeypatch.context() as patch:
-        patch.setattr(detail_cache, "snapshot_get", lambda match_id, version: None)
+        patch.setattr(snapshots, "snapshot_get", lambda match_id, version: None)
         on_database = answers()
     assert on_snapshot == on_database
     codes = [body["code"] for _, body in on_snapshot]
@@ -282,8 +282,8 @@ def test_something_else_under_a_snapshot_key_is_not_served(
     turn = at[0].detail(match_id)["current_deal"]["turn"]
     at[turn].play_first_legal(match_id)
     pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
-    caches["default"].set(detail_cache._key(pk, version), {"status": "forged"}, timeout=30)
-    assert detail_cache.snapshot_get(pk, version) is None
+    caches["default"].set(snapshots._key(pk, version), {"status": "forged"}, timeout=30)
+    assert snapshots.snapshot_get(pk, version) is None
     response = from_database(at[turn].client, match_id, monkeypatch)
     assert at[turn].client.get(url(match_id)).json() == response.json()
     assert response.json()["current_deal"]["ply"] == 1

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import Player
+from tests.matches.conftest import Player
 
 pytestmark = pytest.mark.django_db
 

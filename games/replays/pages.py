@@ -16,8 +16,8 @@ from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
-from games import selectors
 from games.errors import DealNotFoundError
+from games.matches import selectors
 
 LOGIN_URL = "/api-auth/login/"
 

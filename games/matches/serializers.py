@@ -8,8 +8,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from games import rules
+from games.matches.services import SeatSpec
 from games.models import MatchFormat, MatchStatus
-from games.services import SeatSpec
 
 
 class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]

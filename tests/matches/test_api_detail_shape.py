@@ -1,5 +1,5 @@
 """The match detail is sent as the selectors build it, without running MatchDetailOutput
-over it (games/apis.py, _detail_response): this proves the two agree, field for field, on
+over it (games/matches/apis.py, _detail_response): this proves the two agree, field for field, on
 every kind of match and viewer, so the documented schema is what clients get."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from rest_framework.renderers import JSONRenderer
 
 from accounts.models import User
-from games import selectors
+from games.matches import selectors
+from games.matches.serializers import MatchDetailOutput
+from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
 from games.models import Match
-from games.serializers import MatchDetailOutput
-from games.services import SeatSpec, match_abort, match_create, match_join, match_resign
 
 pytestmark = pytest.mark.django_db
 

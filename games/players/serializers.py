@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from accounts.ratings import CATEGORIES
-from games.serializers import MatchSummaryOutput, RatingChangeOutput, StrictSerializer
+from accounts.ratings.math import CATEGORIES
+from games.matches.serializers import MatchSummaryOutput, RatingChangeOutput, StrictSerializer
 
 
 class CategoryFilter(StrictSerializer):

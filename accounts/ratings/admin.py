@@ -1,8 +1,9 @@
 """Admin for ratings, rating changes and player statistics (models of accounts).
 
-Registered from the games app because the recompute action replays match history, which
-lives here; accounts never imports games. Everything is read-only: numbers change only
-through the rating task, the periodic sweep and the recompute.
+The recompute action replays the match history, which lives in games; accounts never
+imports games, so the action queues the games task by name (briscola_service.queueing).
+Everything is read-only: numbers change only through the rating task, the periodic sweep
+and the recompute.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import PlayerStats, Rating, RatingChange
-from games.admin import ReadOnlyMixin
+from briscola_service import queueing
+from briscola_service.admin import ReadOnlyMixin
 
 
 @admin.action(description="Recompute all ratings and statistics from the match history")
@@ -23,12 +25,10 @@ def recompute_all(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]
 
     The selection does not matter: the whole history is replayed.
     """
-    from games.tasks import ratings_recompute
-
-    try:
-        ratings_recompute.delay()
-    except Exception as exc:  # noqa: BLE001 - shown to the administrator
-        modeladmin.message_user(request, f"Could not queue the recompute: {exc}", messages.ERROR)
+    if not queueing.task_send("games.tasks.ratings_recompute", what="ratings recompute"):
+        modeladmin.message_user(
+            request, "Could not queue the recompute: the broker is unreachable.", messages.ERROR
+        )
         return
     modeladmin.message_user(
         request,

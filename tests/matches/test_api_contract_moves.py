@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from games.matches.selectors import deal_state
 from games.models import Deal, Move
-from games.selectors import deal_state
 
 if TYPE_CHECKING:
     from conftest import Player

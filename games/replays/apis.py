@@ -15,35 +15,25 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotAuthenticated
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
-from games import replays, rules, selectors
-from games.errors import MatchPrivateError
-from games.serializers import StrictSerializer
+from games import rules
+from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.matches import selectors
+from games.matches.serializers import StrictSerializer
+from games.replays import selectors as replays
 
-# What a read may answer.
-READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
 # An export answers JSON by default and text with ``?format=text`` (errors are JSON).
 EXPORT_RESPONSES = {
     (200, "application/json"): OpenApiTypes.OBJECT,
     (200, "text/plain"): OpenApiTypes.STR,
     **READ_ERRORS,
 }
-
-
-def query_params(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
-    """The query parameters, without DRF's ``?format=`` renderer switch (not a filter)
-    unless the view's own ``format`` parameter is meant (``keep_format``)."""
-    switch = api_settings.URL_FORMAT_OVERRIDE
-    return {k: v for k, v in request.query_params.items() if keep_format or k != switch}
 
 
 class ReplayQuery(StrictSerializer):
@@ -66,17 +56,6 @@ class QueryFormatIsNotARenderer(DefaultContentNegotiation):
         self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
         return renderers[0], str(renderers[0].media_type)
-
-
-class OpenToPublicDealsApi(APIView):
-    """AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401."""
-
-    permission_classes = [AllowAny]
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, MatchPrivateError) and not self.request.user.is_authenticated:
-            exc = NotAuthenticated()
-        return super().handle_exception(exc)
 
 
 class DealReplayApi(OpenToPublicDealsApi):

@@ -1,0 +1,46 @@
+"""The one seam through which services queue Celery tasks.
+
+Tasks call services; services never import the tasks modules. They name the task they
+want run (``"games.tasks.bot_play"``), and this module looks it up in the Celery app's
+registry and sends it, usually once the caller's transaction has committed, so that a
+task never sees a write that was rolled back. A broker that cannot be reached is logged,
+not raised: the write stands, and the periodic sweep of that kind of work (bot replies,
+ratings) finds what was never done and queues it again.
+
+Without a broker (``make run``: ``task_always_eager``) the task runs here, in this
+process, when it is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+
+from briscola_service.celery import app
+
+logger = logging.getLogger(__name__)
+
+
+def tasks_run_in_process() -> bool:
+    """Whether a sent task runs at once, in this process (no broker configured)."""
+    return bool(app.conf.task_always_eager)
+
+
+def task_send(name: str, *args: Any, what: str) -> bool:
+    """Send the task registered as ``name`` with ``args``; False (logged) if it could not be.
+
+    ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
+    """
+    try:
+        app.tasks[name].delay(*args)
+    except Exception:  # the broker is down: the sweep of this kind of work queues it later
+        logger.warning("could not queue %s", what, exc_info=True)
+        return False
+    return True
+
+
+def task_send_on_commit(name: str, *args: Any, what: str) -> None:
+    """Send the task once the current transaction commits (never, if it rolls back)."""
+    transaction.on_commit(lambda: task_send(name, *args, what=what))

@@ -1,0 +1,37 @@
+"""What the games app's APIs share: the errors a read may answer, query parameters
+without DRF's format switch, and the base view of reads open to anonymous visitors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from briscola_service.exceptions import ErrorSerializer
+from games.errors import MatchPrivateError
+
+# What a read may answer.
+READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
+
+
+def query_params(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
+    """The query parameters, without DRF's ``?format=`` renderer switch (not a filter)
+    unless the view's own ``format`` parameter is meant (``keep_format``)."""
+    switch = api_settings.URL_FORMAT_OVERRIDE
+    return {k: v for k, v in request.query_params.items() if keep_format or k != switch}
+
+
+class OpenToPublicDealsApi(APIView):
+    """AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401."""
+
+    permission_classes = [AllowAny]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, MatchPrivateError) and not self.request.user.is_authenticated:
+            exc = NotAuthenticated()
+        return super().handle_exception(exc)
