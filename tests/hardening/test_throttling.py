@@ -68,7 +68,6 @@ def test_anonymous_requests_are_throttled_per_ip(rates: Callable[..., None]) -> 
     body = {"username": "nobody", "password": "wrong-password"}
     for _ in range(3):
         assert client.post(TOKEN, body, format="json").status_code == 401
-    assert len(caches["throttle"].get("throttle_anon_203.0.113.7")) == 3  # the history
     assert_throttled(client.post(TOKEN, body, format="json"))
     # X-Forwarded-For is not trusted by default: it cannot pick another address.
     assert_throttled(client.post(TOKEN, body, format="json", HTTP_X_FORWARDED_FOR="198.51.100.9"))
@@ -95,8 +94,8 @@ def test_a_rate_of_none_turns_a_throttle_off(
     rates: Callable[..., None], user_factory: Callable[..., User], auth_client: Any
 ) -> None:
     """More requests than the default rates allow (so a fallback to a default would be
-    throttled), signed in and anonymous; no request history is kept for a throttle that is
-    off. (``rates`` turns off the login and failed-authentication throttles too.)"""
+    throttled), signed in and anonymous. (``rates`` turns off the login and
+    failed-authentication throttles too.)"""
     defaults = django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
     beyond = {scope: int(defaults[scope].split("/")[0]) + 1 for scope in ("anon", "user")}
     assert beyond == {"anon": 61, "user": 601}
@@ -108,7 +107,6 @@ def test_a_rate_of_none_turns_a_throttle_off(
     body = {"username": "nobody", "password": "wrong-password"}
     for _ in range(beyond["anon"]):
         assert anonymous.post(TOKEN, body, format="json").status_code == 401
-    assert caches["throttle"].get("throttle_anon_203.0.113.9") is None
 
 
 # --- Password checks and failed token authentications (issue 19, item 4) -----------------
@@ -242,7 +240,6 @@ def test_the_local_counters_never_let_more_than_the_limit_through_in_parallel(
 def test_the_redis_counters_never_let_more_than_the_limit_through_in_parallel(
     rates: Callable[..., None],
 ) -> None:
-    from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
     assert isinstance(caches["throttle"], RedisCache)
