@@ -246,7 +246,7 @@ def timeout_send(match_id: Any) -> bool:
     )
 
 
-def event_add(match: Match, kind: str, *, at_turn: bool = True, **data: Any) -> None:
+def event_add(match: Match, kind: str, /, *, at_turn: bool = True, **data: Any) -> None:
     """Append one of the match's events (placed at the current turn, or with
     ``at_turn=False`` before the first deal / after the match's end)."""
     MatchEvent.objects.create(
