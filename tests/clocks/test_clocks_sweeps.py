@@ -141,3 +141,35 @@ def test_a_timeout_that_died_half_way_is_applied_later_once(
     assert clocks.deadlines_sweep() == 0
     match.refresh_from_db()
     assert match.end_reason == "timeout"
+
+
+def test_the_migration_gives_older_matches_their_clock(user_factory: Any) -> None:
+    """Matches made before the clocks get the columns a move would have written."""
+    import importlib
+
+    from django.apps import apps
+
+    backfill = importlib.import_module("games.migrations.0004_clocks_backfill").backfill
+    alice = user_factory()
+    waiting_on_bot = lost_bot_turn(alice)
+    waiting = services.match_create(
+        creator=alice, players=2, format="single", seats=[SeatSpec("open")]
+    )
+    expected = Match.objects.get(pk=waiting_on_bot.pk)
+    Match.objects.update(
+        to_move_deal=None,
+        to_move_ply=None,
+        to_move_seat=None,
+        deadline=None,
+        bot_to_move_since=None,
+        expires_at=None,
+    )
+    backfill(apps, None)
+    after = Match.objects.get(pk=waiting_on_bot.pk)
+    assert (after.to_move_deal, after.to_move_ply, after.to_move_seat) == (
+        expected.to_move_deal,
+        expected.to_move_ply,
+        expected.to_move_seat,
+    )
+    assert after.bot_to_move_since is not None and after.deadline is None
+    assert Match.objects.get(pk=waiting.pk).expires_at is not None
