@@ -22,13 +22,6 @@ from tests.matches.conftest import Player, api_fast_password_hashing, player  # 
 __all__ = ["Player", "db_travel"]
 
 
-@pytest.fixture(autouse=True)
-def no_sweep_on_requests(settings: Any) -> None:
-    """The in-process sweep (no broker) waits a long time between runs, so each test
-    runs the sweep itself, when it means to (one test turns it back on)."""
-    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 10**9
-
-
 def db_travel(match_id: Any, seconds: float) -> None:
     """Let ``seconds`` pass for the match: its deadline, bot turn and expiry move back."""
     back = timedelta(seconds=seconds)
