@@ -475,11 +475,17 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
 # -- sweeps -------------------------------------------------------------------------------
 
 
+def sweep_key(name: str) -> str:
+    """The cache key a running sweep holds: per database (services sharing one Redis
+    with another database, tests running side by side, sweep their own)."""
+    return f"games:clocks:sweep:{connection.settings_dict['NAME']}:{name}"
+
+
 @contextmanager
 def _exclusive(name: str, seconds: float) -> Iterator[bool]:
     """One sweep of a kind at a time across workers (a cache key added, not replaced;
     it expires by itself if the sweep dies). Yields False when another one runs."""
-    key = f"games:clocks:sweep:{name}"
+    key = sweep_key(name)
     try:
         got = cache.add(key, 1, timeout=max(1, int(seconds)))
     except Exception:  # the cache is down: run anyway (every step is exactly-once)

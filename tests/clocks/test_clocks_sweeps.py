@@ -136,7 +136,7 @@ def test_a_timeout_that_died_half_way_is_applied_later_once(
             clocks.deadlines_sweep()
     match.refresh_from_db()
     assert match.status == "active" and match.deadline is not None
-    clocks.cache.delete("games:clocks:sweep:deadlines")  # the dead sweep's key expired
+    clocks.cache.delete(clocks.sweep_key("deadlines"))  # the dead sweep's key expired
     assert clocks.deadlines_sweep() == 1
     assert clocks.deadlines_sweep() == 0
     match.refresh_from_db()
