@@ -11,6 +11,7 @@ from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -75,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Without a broker (make run) deadlines are enforced on the requests' way in.
+    "games.clocks.middleware.InProcessClocksMiddleware",
 ]
 
 ROOT_URLCONF = "briscola_service.urls"
@@ -165,6 +168,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Expert bot replies (a search of BOT_THINK_MS each) have their own queue, so a flood of
+# them never delays the random and greedy replies or the sweeps. Both queues are declared,
+# so a worker started without -Q consumes both; docker-compose runs one worker per queue.
+CELERY_TASK_QUEUES = [
+    Queue(CELERY_TASK_DEFAULT_QUEUE),
+    Queue(env.str("BOT_EXPERT_QUEUE", default="briscola_expert")),
+]
+CELERY_TASK_ROUTES = {"games.tasks.bot_play_expert": {"queue": CELERY_TASK_QUEUES[1].name}}
 CELERY_TIMEZONE = "UTC"
 # Periodic sweeps re-queue work that was lost; apps may add entries to this dict.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -175,6 +186,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "ratings-sweep": {
         "task": "games.tasks.ratings_sweep",
         "schedule": 60.0,
+    },
+    # Time limits (games.clocks): passed deadlines, expired invitations and waiting
+    # matches; one indexed query each, so it can run every second.
+    "clocks-sweep": {
+        "task": "games.tasks.clocks_sweep",
+        "schedule": env.float("CLOCK_SWEEP_SECONDS", default=1.0),
     },
     "idempotency-keys-cleanup": {
         "task": "idempotency.tasks.idempotency_keys_cleanup",
@@ -204,6 +221,23 @@ BOT_THINK_MS = env.int("BOT_THINK_MS", default=100)
 BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
 # The sweep re-queues a bot reply once the deal has waited on the bot this long.
 BOT_SWEEP_AFTER_SECONDS = env.float("BOT_SWEEP_AFTER_SECONDS", default=10.0)
+# The bot sweep queues at most this many replies per run, oldest first.
+BOT_SWEEP_LIMIT = env.int("BOT_SWEEP_LIMIT", default=500)
+
+# Time limits, invitations and abandoned matches (games.clocks).
+# Matches waiting or being played per account (people; 0: no cap). Over it: 429
+# too_many_active_matches.
+MATCH_ACTIVE_LIMIT = env.int("MATCH_ACTIVE_LIMIT", default=20)
+# A waiting match (an invitation, an open seat) is called off after this long.
+INVITATION_EXPIRY_HOURS = env.float("INVITATION_EXPIRY_HOURS", default=24.0)
+# An untimed match whose person to move has not played for this long ends: their side
+# loses ("abandoned"), or the match is aborted if they never played a card.
+MATCH_IDLE_HOURS = env.float("MATCH_IDLE_HOURS", default=72.0)
+# The deadline sweep acts on at most this many matches per run, oldest deadline first.
+CLOCK_SWEEP_LIMIT = env.int("CLOCK_SWEEP_LIMIT", default=500)
+# Without a broker (make run), requests run that sweep in the web process, at most once
+# per this many seconds (games.clocks.middleware).
+CLOCK_IN_PROCESS_SWEEP_SECONDS = env.float("CLOCK_IN_PROCESS_SWEEP_SECONDS", default=1.0)
 if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
     raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 

@@ -466,6 +466,15 @@ def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterat
 
 
 @pytest.fixture(autouse=True)
+def _no_clocks_sweep_on_requests(settings: Any) -> None:
+    """Tasks run in-process in tests, so each API request would run the clocks' sweep
+    (games.clocks.middleware) once a second had passed: a test's request would then make
+    a query more or less depending on the machine's speed. Tests of the clocks run the
+    sweep themselves (tests/clocks/ turns this back on where it is the subject)."""
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 10**9
+
+
+@pytest.fixture(autouse=True)
 def _fresh_throttle_history(settings: Any) -> None:
     """Each test's API requests are counted from zero by the throttles.
 

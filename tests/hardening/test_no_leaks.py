@@ -66,7 +66,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import User
 from games import rules
-from games.models import Match, MatchStatus
+from games.models import Deal, Match, MatchStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -686,3 +686,63 @@ def report(audit: Audit, table: Table) -> None:
     print(f"deals: {len(table.truth.deals)}, probes: {dict(table.probes)}")
     for label, count in sorted(audit.by_label.items()):
         print(f"  {count:5d}  {label}")
+
+
+# --- Time limits, invitations, rematches (games.clocks, issue 14): their own block ---------
+
+
+def test_the_clock_routes_leak_nothing(
+    audit: Audit, viewer: Callable[..., Viewer], unrelated_seeds: None
+) -> None:
+    """A timed 2-player match between people: the invitation listed, every new route
+    refused to each seat mid-deal, a seat timing out and the timeout bot playing for it;
+    each seat reads the match, its events and the invitations after each step."""
+    from games.clocks.services import deadlines_sweep
+    from games.matches.selectors import deal_state
+    from games.matches.services import move_play
+    from tests.clocks.conftest import db_travel
+
+    alice, bob = viewer("alice", seat=0), viewer("bob", seat=1)
+    body = {
+        "players": 2,
+        "seats": [{"user": "bob"}],
+        "time_control": {"per_move_seconds": 10},
+        "on_timeout": "bot",
+    }
+    match_id = _create(audit, alice, body, follow=True)
+    audit.call(bob, "get", f"{API}/invitations", label="invitations")
+    audit.call(bob, "post", f"{API}/matches/{match_id}/join", {}, label="join")
+    url = f"{API}/matches/{match_id}"
+    seats = {0: alice, 1: bob}
+
+    def look() -> None:
+        for v in seats.values():
+            audit.call(v, "get", url, label="detail")
+            audit.call(v, "get", f"{url}/events", label="events")
+            audit.call(v, "get", f"{API}/invitations", label="invitations")
+
+    for v in seats.values():
+        for path, status, code in (
+            ("return", 409, "seat_not_left"),
+            ("rematch", 409, "match_not_finished"),
+            ("decline", 403, "not_invited"),
+            ("leave", 409, "cannot_leave"),
+        ):
+            audit.call(v, "post", f"{url}/{path}", {}, label=path, status=status, code=code)
+    deal = Deal.objects.get(match_id=match_id)
+    for _ in range(3):  # each seat plays its first card (no abort), then one times out
+        state = deal_state(deal)
+        assert state.turn is not None and seats[state.turn].user is not None
+        user = seats[state.turn].user
+        move_play(match_id=match_id, user=user, card=state.legal_moves()[0].code, ply=state.ply)
+    assert audit.truth is not None
+    audit.truth.refresh()
+    look()
+    db_travel(match_id, 11)
+    with audit.capture(execute=True):
+        assert deadlines_sweep() == 1
+    audit.truth.refresh()
+    look()
+    assert "seat_timed_out" in {
+        e["type"] for e in alice.client.get(f"{url}/events").json()["events"]
+    }

@@ -122,6 +122,10 @@ NOT_YOUR_TURN = Expect(409, "not_your_turn")
 HTML_OK = Expect(200)
 HTML_FORBIDDEN = Expect(403)
 HTML_NOT_ALLOWED = Expect(405)
+NOT_INVITED = Expect(403, "not_invited")  # games.clocks
+CANNOT_LEAVE = Expect(409, "cannot_leave")
+SEAT_NOT_LEFT = Expect(409, "seat_not_left")
+NOT_FINISHED = Expect(409, "match_not_finished")
 TO_REPLAY_LOGIN = Expect(302, location="/api-auth/login/?next={url}")
 TO_ADMIN_LOGIN = Expect(302, location="/admin/login/?next={url}")
 
@@ -506,6 +510,94 @@ ROWS: list[Row] = [
         admin=NOT_JOINABLE,
     ),
     *table("GET", MATCH + "/abort", "waiting", player=NOT_ALLOWED),
+    # --- Time limits, invitations, rematches (games.clocks, issue 14) ---------------------
+    # Invitations: the invitee's own list; declining: the invitee only, while waiting.
+    *table(
+        "GET",
+        "/api/v1/invitations",
+        "waiting",
+        anonymous=ANON,
+        stranger=UNLISTED,
+        player=UNLISTED,
+        opponent=LISTED,
+        admin=UNLISTED,
+    ),
+    *table("POST", "/api/v1/invitations", "waiting", opponent=NOT_ALLOWED),
+    *table(
+        "POST",
+        MATCH + "/decline",
+        "waiting",
+        body=nothing,
+        anonymous=ANON,
+        stranger=NOT_INVITED,
+        player=NOT_INVITED,
+        opponent=OK,
+        admin=NOT_INVITED,
+    ),
+    *table(
+        "POST",
+        MATCH + "/decline",
+        "active",
+        body=nothing,
+        **everyone(NOT_INVITED),
+    ),
+    *table("GET", MATCH + "/decline", "waiting", opponent=NOT_ALLOWED),
+    # Leaving: a seated person other than the creator, before the start.
+    *table(
+        "POST",
+        MATCH + "/leave",
+        "waiting_open",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CANNOT_LEAVE,
+        opponent=NOT_PLAYER,
+        admin=NOT_PLAYER,
+    ),
+    *table(
+        "POST",
+        MATCH + "/leave",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CANNOT_LEAVE,
+        opponent=CANNOT_LEAVE,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/leave", "waiting_open", player=NOT_ALLOWED),
+    # Returning: only to a seat the timeout bot took.
+    *table(
+        "POST",
+        MATCH + "/return",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=SEAT_NOT_LEFT,
+        opponent=SEAT_NOT_LEFT,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/return", "active", player=NOT_ALLOWED),
+    # Rematches: a player of a finished match.
+    *table(
+        "POST",
+        MATCH + "/rematch",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=NOT_FINISHED,
+        opponent=NOT_FINISHED,
+        admin=NOT_PLAYER,
+    ),
+    *table(
+        "POST",
+        MATCH + "/rematch",
+        "finished",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CREATED,
+        opponent=CREATED,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/rematch", "finished", player=NOT_ALLOWED),
     # --- Moves: only a seated player, only on their turn ---------------------------------
     *table(
         "POST",

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.utils import timezone
+from django.db.models import F
 from kombu.exceptions import OperationalError
 
 from accounts.models import User
@@ -234,8 +234,11 @@ def test_sweep_task_requeues_replies_older_than_ten_seconds(
     assert sweep_pending_bot_moves.delay().get() == 0
     assert len(games.move_log(table.deal)) == ply
 
-    real_now = timezone.now
-    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(seconds=11))
+    # 11 s pass, by the database's clock, which the sweep reads (games.clocks): the
+    # match's bot turn moves back instead.
+    Match.objects.filter(pk=table.deal.match_id).update(
+        bot_to_move_since=F("bot_to_move_since") - timedelta(seconds=11)
+    )
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep_pending_bot_moves.delay().get() == 1
     log = games.assert_log_consistent(table.deal)

@@ -68,6 +68,14 @@ def test_list_is_paginated_and_shows_only_what_the_caller_may_see(world: dict[st
         "deals_won",
         "winner",
         "end_reason",
+        "time_control",
+        "on_timeout",
+        "timeout_bot",
+        "to_move",
+        "deadline",
+        "seconds_left",
+        "expires_at",
+        "rematch_of",
     }  # a summary: no deal, no cards
     # Newest first.
     created = [m["created_at"] for m in page["results"]]
@@ -98,7 +106,11 @@ def test_filters_status_mine_open(world: dict[str, Any]) -> None:
         ids["bob_invites_alice"],
     }
     assert _ids(world["carol"].get(URL, {"mine": "true"})) == {ids["bob_invites_carol"]}
-    assert _ids(alice.get(URL, {"open": "true"})) == {ids["bob_open_waiting"]}
+    # Open seats, and the invitations to the caller (games.clocks: issue 14).
+    assert _ids(alice.get(URL, {"open": "true"})) == {
+        ids["bob_open_waiting"],
+        ids["bob_invites_alice"],
+    }
     assert _ids(alice.get(URL, {"status": "active"})) == {
         ids["alice_private_active"],
         ids["bob_public_active"],
