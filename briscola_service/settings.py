@@ -130,6 +130,21 @@ CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
 if not REDIS_URL:
     CACHES["throttle"]["LOCATION"] = "throttle"
 
+# --- Live streams (games/live) -------------------------------------------------------------
+
+# The fan-out bus: Redis pub/sub with REDIS_URL ("redis"), else in-process ("local").
+LIVE_BUS = env.str("LIVE_BUS", default="redis" if REDIS_URL else "local")
+LIVE_CHANNEL_PREFIX = env.str("LIVE_CHANNEL_PREFIX", default="briscola:live:")
+# A comment (SSE) or an empty line (NDJSON) after this many seconds of silence.
+LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
+# Open streams per account (per web process); one more answers 429 too_many_streams.
+LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
+# Threads (each with its database connection) that read matches for all streams of a process.
+LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
+LIVE_DB_KEEP_CONNECTIONS = True
+# What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
+LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # Without a broker, tasks run in-process at .delay() time, and their errors surface.
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -89,3 +89,18 @@ class ExhibitionAdminsOnlyError(ServiceError):
     code = "exhibition_admins_only"
     status = 403
     message = "Only administrators may create a match with bots in every seat (an exhibition)."
+
+
+class InvalidEventIdError(ServiceError):
+    code = "invalid_event_id"
+    status = 400
+    message = (
+        "Last-Event-ID (or ?after=) must be the id of an event this stream sent: "
+        "a whole number no greater than the match's latest."
+    )
+
+
+class TooManyStreamsError(ServiceError):
+    code = "too_many_streams"
+    status = 429
+    message = "Too many open streams for this account: close one first."

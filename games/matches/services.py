@@ -24,7 +24,7 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.services import bot_account_ensure
 from briscola_service import queueing
-from games import rules
+from games import live, rules
 from games.bots import choose_card
 from games.errors import (
     AlreadySeatedError,
@@ -152,6 +152,7 @@ def match_create(
                 joined_at=now if spec.kind == "bot" else None,
             )
         _start_if_full(match)
+        live.match_changed_on_commit(match.pk, users=[u.pk for u in (creator, *users) if u])
     return match
 
 
@@ -186,6 +187,7 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
         chosen.joined_at = timezone.now()
         chosen.save(update_fields=["user", "joined_at"])
         _start_if_full(match)
+        live.match_changed_on_commit(match.pk, users=[user.pk])
     return match
 
 
@@ -201,6 +203,7 @@ def match_abort(*, match_id: object, user: User) -> Match:
         match.end_reason = EndReason.ABORTED
         match.finished_at = timezone.now()
         match.save(update_fields=["status", "end_reason", "finished_at"])
+        live.match_changed_on_commit(match.pk)
     return match
 
 
@@ -290,6 +293,7 @@ def move_play(
             seat, state = _move_checked(match, at, user, parsed, ply, deal_id)
             played = _move_append(match, at, seat, state, parsed, ply)
             snapshots.snapshot_put_on_commit(played.snapshot)
+            live.match_changed_on_commit(match.pk)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
@@ -448,6 +452,7 @@ def match_resign(*, match_id: object, user: User) -> Match:
         match.finished_at = now
         match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
         match_rating_queue_on_commit(match)
+        live.match_changed_on_commit(match.pk)
     return match
 
 
