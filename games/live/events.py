@@ -184,6 +184,11 @@ def events_after(
     now = position(snapshot.version)
     if now <= after:
         return []
+    if snapshot.rating_changes and now - 1 > after:
+        # The rating came after the match's end: first the end, then the rating.
+        unrated = replace(snapshot, rating_changes=[])
+        events = events_after(after, unrated, user, seen)
+        return [*events, match_event(snapshot, user, before=unrated)]
     current = snapshot.current
     if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
         base = now - len(current.moves)  # the position of this deal's start
@@ -294,6 +299,9 @@ class MatchReader:
         finally:
             if not lock.locked() and not lock._waiters:  # type: ignore[attr-defined]
                 self._locks.pop(lock_key, None)
+
+    def clear(self) -> None:
+        self._memo.clear()
 
     def _fresh(
         self, match_id: str, generation: int, max_age: float | None
