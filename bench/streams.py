@@ -4,13 +4,15 @@ move reaches 500 subscribers compared with answering a trivial GET.
     .venv/bin/python bench/streams.py [--streams-per-account 16] [--idle-accounts 130]
         [--matches 50] [--spectators 40] [--think-ms 500] [--workers 1] [--json]
 
-Starts the service as in production on this machine, on 127.0.0.1 only: a scratch
-PostgreSQL database (``briscola_streams``, dropped and created afresh with ``createdb -h
-127.0.0.1 -U postgres``, migrated, dropped at the end), Redis (``--redis``, default
+Starts the service as in production on this machine, on 127.0.0.1 only: a PostgreSQL
+cluster of its own (initdb in a temporary directory, ``max_connections=1000``, removed at
+the end: served by ASGI, every concurrent request holds a connection, and the shared
+server must not run out), Redis (``--redis``, default
 ``redis://127.0.0.1:6379/12``) for the cache, the Celery broker and the live bus, the
 ASGI server (``uvicorn briscola_service.asgi:application --workers N``, ``DEBUG=false``,
-the throttles off) and a Celery worker. Accounts are made directly in the scratch
-database (with API tokens), not through the API, to save the password hashing.
+``DATABASE_CONN_MAX_AGE=0``, the throttles off) and a Celery worker. Accounts are made
+directly in the database (with API tokens), not through the API, to save the password
+hashing.
 
 1. **Idle streams**: ``--idle-accounts`` accounts in pairs play nothing in one match per
    pair; each account opens ``--streams-per-account`` streams (its match's stream, and one
@@ -61,8 +63,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-PG = ["-h", "127.0.0.1", "-U", "postgres"]
-DB = "briscola_streams"
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -101,7 +101,8 @@ class Server:
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "briscola_service.settings",
-            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
+            "DATABASE_URL": "",  # set in start(): a private PostgreSQL
+            "DATABASE_CONN_MAX_AGE": "0",
             "REDIS_URL": args.redis,
             "DEBUG": "false",
             "SECRET_KEY": secrets.token_urlsafe(50),
@@ -129,8 +130,23 @@ class Server:
         return proc
 
     def start(self) -> None:
-        subprocess.run(["dropdb", *PG, "--if-exists", "--force", DB], check=True)
-        subprocess.run(["createdb", *PG, DB], check=True)
+        # A PostgreSQL of the bench's own (as tests/faults makes one), with room for the
+        # connections of hundreds of concurrent requests, so that the shared one is spared.
+        sys.path.insert(0, str(ROOT))
+        from tests.faults.stack import Postgres
+
+        class RoomyPostgres(Postgres):
+            def start(self) -> None:
+                options = (
+                    f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 "
+                    "-c fsync=off -c max_connections=1000 -c shared_buffers=64MB"
+                )
+                log = str(self.workdir / "postgres.log")
+                self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", log, "-w", "start")
+
+        self.postgres = RoomyPostgres()
+        self.postgres.init()
+        self.env["DATABASE_URL"] = self.postgres.url
         for command in (["migrate", "--noinput", "-v", "0"], ["ensure_bots"]):
             subprocess.run(
                 [sys.executable, "manage.py", *command],
@@ -206,7 +222,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-        subprocess.run(["dropdb", *PG, "--if-exists", "--force", DB], check=False)
+        self.postgres.close()
 
     def make_accounts(self, count: int) -> list[tuple[str, str]]:
         """``count`` accounts with tokens, written directly (no password hashing)."""
@@ -232,7 +248,7 @@ class Server:
         """Per match: (deal id, deal number, ply, card, created_at epoch) in play order."""
         import psycopg
 
-        with psycopg.connect(f"postgresql://postgres@127.0.0.1:5432/{DB}") as conn:
+        with psycopg.connect(self.postgres.url) as conn:
             rows = conn.execute(
                 "SELECT d.match_id, d.id, d.number, mv.ply, mv.card, "
                 "extract(epoch from mv.created_at) FROM games_move mv "

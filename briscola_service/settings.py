@@ -97,7 +97,9 @@ DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["CONN_MAX_AGE"] = 60
+    # Seconds a connection is kept between requests. Served by ASGI, each request runs in
+    # a thread of its own, whose connection cannot be reused: set 0 there.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     # A kept connection is checked before a request reuses it: after a database restart
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

@@ -23,17 +23,20 @@ from django.db import connection
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from briscola_service.authentication import TokenAuthentication
 from briscola_service.exceptions import ErrorSerializer
 from games.errors import InvalidEventIdError, TooManyStreamsError
 from games.http import READ_ERRORS, query_params
 from games.live import streams
-from games.live.events import WIRES, Wire, encode, position
+from games.live.events import WIRES, Wire, call_db, encode, position
 
 _EVENT_ID = re.compile(r"[0-9]{1,15}")
 
@@ -89,7 +92,16 @@ def _served_now(chunks: list[bytes]) -> Iterator[bytes]:
 
 
 class _StreamApi(APIView):
+    """Authentication happens in :meth:`_start`, through the few threads that read the
+    database for the streams (events.call_db), not in the request's own thread: served by
+    ASGI, each request has a thread and would open a connection of its own. The
+    per-account cap stands in for the request-rate throttles (a stream is one request)."""
+
     renderer_classes = [EventStreamRenderer, NdjsonRenderer]
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+    throttle_classes: list[Any] = []
+    authenticators = [TokenAuthentication, SessionAuthentication]
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(response, Response):  # an error: JSON, as every error of the API
@@ -99,16 +111,29 @@ class _StreamApi(APIView):
 
     def _start(self, request: Request) -> tuple[Wire, int | None, streams.Viewer, streams.Slot]:
         wire = WIRES[request.accepted_renderer.media_type]
+        user, auth = self._authenticate(request)
         after = _after(request)
-        token = request.auth.key if isinstance(request.auth, Token) else None
-        viewer = streams.Viewer(user=request.user, token_key=token)
-        return wire, after, viewer, self._slot(request)
+        token = auth.key if isinstance(auth, Token) else None
+        viewer = streams.Viewer(user=user, token_key=token)
+        return wire, after, viewer, self._slot(user)
 
-    def _slot(self, request: Request) -> streams.Slot:
-        slot = streams.slots.take(request.user.pk)
+    def _authenticate(self, request: Request) -> tuple[Any, Any]:
+        """The user and credentials, as DRF's authenticators find them (401 without)."""
+        for authenticator in (cls() for cls in self.authenticators):
+            found = authenticator.authenticate(request)
+            if found is not None:
+                request.user, request.auth = found
+                return found
+        raise NotAuthenticated()
+
+    def _slot(self, user: Any) -> streams.Slot:
+        slot = streams.slots.take(user.pk)
         if slot is None:
             raise TooManyStreamsError(details={"limit": _limit()})
         return slot
+
+    def get_authenticate_header(self, request: Request) -> str:
+        return "Token"  # as TokenAuthentication says it: a 401, not a 403
 
 
 def _limit() -> int:
@@ -179,9 +204,12 @@ class MatchStreamApi(_StreamApi):
         ],
     )
     def get(self, request: Request, match_id: str) -> StreamingHttpResponse:
+        return call_db(self._get, request, match_id)
+
+    def _get(self, request: Request, match_id: str) -> StreamingHttpResponse:
         wire, after, viewer, slot = self._start(request)
         try:
-            snapshot, first = streams.match_stream_start(match_id, after, request.user)
+            snapshot, first = streams.match_stream_start(match_id, after, viewer.user)
             body = streams.match_stream(
                 wire=wire,
                 viewer=viewer,
@@ -221,9 +249,12 @@ class AccountStreamApi(_StreamApi):
         responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
+        return call_db(self._get, request)
+
+    def _get(self, request: Request) -> StreamingHttpResponse:
         wire, _after_id, viewer, slot = self._start(request)
         try:
-            watched, items = streams.account_start(request.user)
+            watched, items = streams.account_start(viewer.user)
             body = streams.account_stream(
                 wire=wire, viewer=viewer, watched=watched, items=items, slot=slot
             )

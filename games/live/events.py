@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import close_old_connections, connection, connections
 from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.models import User
@@ -233,19 +233,35 @@ def _db_job(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any])
             connections.close_all()
 
 
-async def run_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run ``fn`` in one of the few threads that read the database for every stream of
-    this process (``LIVE_DB_THREADS``): a stream holds no thread and no connection while
-    it waits."""
+def _db_executor() -> ThreadPoolExecutor:
     global _executor
     with _executor_lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(
                 max_workers=settings.LIVE_DB_THREADS, thread_name_prefix="live-db"
             )
-        executor = _executor
+        return _executor
+
+
+async def run_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn`` in one of the few threads that read the database for every stream of
+    this process (``LIVE_DB_THREADS``): a stream holds no thread and no connection while
+    it waits."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, functools.partial(_db_job, fn, args, kwargs))
+    job = functools.partial(_db_job, fn, args, kwargs)
+    return await loop.run_in_executor(_db_executor(), job)
+
+
+def call_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn`` run in those same threads, waited for: what a request does before its stream
+    starts. Served by ASGI, every request runs in a thread of its own, and with it a
+    connection of its own: thousands of clients opening streams at once would open as
+    many connections (PostgreSQL refuses past ``max_connections``). Through these threads
+    at most ``LIVE_DB_THREADS`` are used. Inside a transaction (the tests' own) ``fn``
+    runs here, in it."""
+    if connection.in_atomic_block:
+        return fn(*args, **kwargs)
+    return _db_executor().submit(_db_job, fn, args, kwargs).result()
 
 
 def read_snapshot(match_id: Any) -> MatchSnapshot | None:

@@ -191,6 +191,64 @@ def test_a_move_posted_to_one_instance_reaches_a_stream_on_the_other(
     print(f"move (instance 2) -> event (instance 1): max {max(delays) * 1000:.1f} ms")
 
 
+def test_two_example_bots_play_each_other_on_streams(live_stack: LiveStack) -> None:
+    """examples/bot_client.py waits on the match stream, held open by the ASGI server."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+
+    def client(name: str, *args: str) -> list[str]:
+        return [
+            sys.executable,
+            str(root / "examples" / "bot_client.py"),
+            "--base-url",
+            live_stack.bases[0],
+            "--username",
+            name,
+            "--password",
+            "a-long-password-1",
+            "--register",
+            "--timeout",
+            "120",
+            *args,
+        ]
+
+    creator = subprocess.Popen(
+        client("erin", "--create", "2:single:open"),
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert creator.stdout is not None
+        first = creator.stdout.readline()
+        match_id = first.split()[1]
+        joiner = subprocess.run(
+            client("fred", "--join", match_id, "--level", "random"),
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=150,
+            check=False,
+        )
+        rest, errors = creator.communicate(timeout=150)
+    finally:
+        if creator.poll() is None:
+            creator.kill()
+            creator.communicate()
+    assert joiner.returncode == 0, (joiner.stdout, joiner.stderr)
+    assert creator.returncode == 0, (first + rest, errors)
+    assert "polling instead" not in errors + joiner.stderr
+    assert rest.splitlines()[-1].startswith("match finished:")
+    (count,) = live_stack.sql(
+        "SELECT count(*) FROM games_move mv JOIN games_deal d ON d.id = mv.deal_id "
+        "WHERE d.match_id = %s",
+        match_id,
+    )[0]
+    assert count == 40
+
+
 def test_redis_down_while_a_stream_is_open_loses_nothing(live_stack: LiveStack) -> None:
     alice, bob, match_id = _match(live_stack, ("carol", "dave"))
     stream = HttpStream(f"{live_stack.bases[0]}/api/v1/matches/{match_id}/stream", alice)
