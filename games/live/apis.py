@@ -132,6 +132,10 @@ class _StreamApi(APIView):
             raise TooManyStreamsError(details={"limit": _limit()})
         return slot
 
+    def perform_authentication(self, request: Request) -> None:
+        """Not here, in the request's thread: in :meth:`_start` (DRF would otherwise set
+        the request's user to anonymous, hiding the session's)."""
+
     def get_authenticate_header(self, request: Request) -> str:
         return "Token"  # as TokenAuthentication says it: a 401, not a 403
 
