@@ -487,6 +487,7 @@ async def push_latency(
     all_done = asyncio.Event()
     posts: list[float] = []
     errors = 0
+    error_statuses: dict[int, int] = {}
 
     async def player(match_id: str, account: tuple[str, str]) -> None:
         mover = Conn(host, account[1])
@@ -524,6 +525,7 @@ async def push_latency(
                 posts.append(time.perf_counter() - t0)
                 if status != 201:
                     errors += 1
+                    error_statuses[status] = error_statuses.get(status, 0) + 1
                 # the next turn may have come while the move was answered
                 following = my_turn()
                 same = following is not None and (following["id"], following["ply"]) == (
@@ -604,6 +606,7 @@ async def push_latency(
         "move_post_p50_ms": _ms(percentile(posts, 50)),
         "move_post_p99_ms": _ms(percentile(posts, 99)),
         "move_errors": errors,
+        "move_error_statuses": error_statuses,
         "lost": lost,
         "out_of_order": out_of_order,
         "duplicates": duplicate,

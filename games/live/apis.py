@@ -21,7 +21,6 @@ from typing import Any
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
@@ -146,9 +145,27 @@ def _limit() -> int:
     return int(settings.LIVE_MAX_STREAMS_PER_ACCOUNT)
 
 
+# One SSE event (its fields), and one NDJSON line (the event's JSON object).
+_SSE_EVENT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "The event's id."},
+        "event": {"type": "string", "description": "The event's type."},
+        "data": {"type": "string", "description": "The event: a JSON object."},
+    },
+}
+_EVENT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "description": "Strictly increasing along the stream."},
+        "type": {"type": "string"},
+    },
+    "required": ["id", "type"],
+    "additionalProperties": True,
+}
 _STREAM_RESPONSE = {
-    (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR),
-    (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR),
+    (200, "text/event-stream"): OpenApiResponse(_SSE_EVENT),
+    (200, "application/x-ndjson"): OpenApiResponse(_EVENT),
 }
 # Errors are JSON, whatever the stream's format.
 _STREAM_ERRORS = {(code, "application/json"): ErrorSerializer for code in (*READ_ERRORS, 406, 429)}

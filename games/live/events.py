@@ -211,8 +211,30 @@ def events_after(
                 events = [match_event(start, user, before_version=previous)]
             return events + events_after(base, snapshot, user)
     if seen is not None and position(seen.version) == after:
-        return [match_event(snapshot, user, before=seen)]
+        steps = _steps_from(seen, snapshot)
+        return [match_event(b, user, before=a) for a, b in zip(steps, steps[1:], strict=False)]
     return [match_event(snapshot, user)]
+
+
+def _steps_from(seen: MatchSnapshot, snapshot: MatchSnapshot) -> list[MatchSnapshot]:
+    """``seen``, the versions between, and ``snapshot``: every card played in ``seen``'s
+    deal since, while it was being played (``seen`` with the cards ``snapshot`` shows), as
+    when the match ended with two cards read at once. Just the two, otherwise."""
+    old, new = seen.current, snapshot.current
+    if (
+        seen.status != MatchStatus.ACTIVE
+        or old is None
+        or new is None
+        or old.abandoned
+        or new.summary["id"] != old.summary["id"]
+        or new.moves[: len(old.moves)] != old.moves
+    ):
+        return [seen, snapshot]
+    between = [
+        replace(seen, current=replace(old, moves=new.moves[:k]))
+        for k in range(len(old.moves) + 1, len(new.moves))
+    ]
+    return [seen, *between, snapshot]
 
 
 # -- reading matches off the event loop -----------------------------------------------------

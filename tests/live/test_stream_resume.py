@@ -106,3 +106,22 @@ def test_resuming_across_a_deals_end_and_from_an_earlier_deal(
     assert [e["type"] for e in far] == ["match"]
     assert far[0]["id"] == near[-1]["id"]
     assert far[0]["detail"] == near[-1]["detail"]
+
+
+def test_a_stream_read_late_still_has_every_card_even_the_ones_that_ended_the_match(
+    user_factory: Callable[..., User], games: Any, deterministic_seeds: None
+) -> None:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), alice, NDJSON)
+        events = [await stream.next()]
+        await in_test_thread(lambda: games.play(match, 40))()  # nothing read meanwhile
+        return events + await stream.rest()
+
+    events = run(scenario)
+    assert [e["type"] for e in events] == ["match"] + ["card_played"] * 39 + ["match_finished"]
+    assert [e["move"]["ply"] for e in events[1:]] == list(range(40))
+    assert events[-1]["changes"] == ["card_played", "deal_finished", "match_finished"]
