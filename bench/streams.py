@@ -588,7 +588,11 @@ async def push_latency(
             if key in at and at[key][0] == move["card"]:
                 delays.append(arrival - at[key][1])
             seen.append(key)
-        expected = [(d, p) for d, _, p, _, _ in moves]
+        # A subscriber owes the moves after its first event (the player who opened its
+        # stream after the other's first card has that card in its first detail).
+        first_detail = sub.events[0][1].get("detail") or {} if sub.events else {}
+        start = (first_detail.get("current_deal") or {}).get("ply") or 0
+        expected = [(d, p) for d, _, p, _, _ in moves if p >= start]
         duplicate += len(seen) - len(set(seen))
         lost += len(set(expected) - set(seen))
         if seen != [k for k in expected if k in set(seen)]:
