@@ -20,6 +20,7 @@ from django.conf import settings
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
+from briscola_service import metrics
 from games.errors import MatchPrivateError
 from games.live.bus import Doorbell, get_bus, match_key, user_key
 from games.live.events import (
@@ -50,9 +51,11 @@ class Slots:
             if self._open.get(user_id, 0) >= settings.LIVE_MAX_STREAMS_PER_ACCOUNT:
                 return None
             self._open[user_id] = self._open.get(user_id, 0) + 1
+        metrics.OPEN_STREAMS.inc()
         return Slot(self, user_id)
 
     def _give_back(self, user_id: int) -> None:
+        metrics.OPEN_STREAMS.dec()
         with self._lock:
             left = self._open.get(user_id, 0) - 1
             if left > 0:

@@ -266,3 +266,61 @@ def test_progress_bar_draws_in_place_and_ends_its_line():
     assert "demo [..........] 0/4 pairs" in lines[1]
     assert "[##########] 4/4 pairs 100%" in lines[-1]
     assert stream.text.endswith("\n") and stream.text.count("\n") == 1
+
+
+# -- round robin -----------------------------------------------------------------------
+
+
+def test_elo_ladder_recovers_ratings_that_explain_the_scores():
+    from games.bots.duel import elo_difference, elo_ladder
+
+    # Scores made from ratings 0, 200, 500: the fit gives them back (anchored at "a").
+    ratings = {"a": 0.0, "b": 200.0, "c": 500.0}
+    scores = {
+        (x, y): 1 / (1 + 10 ** ((ratings[y] - ratings[x]) / 400))
+        for x, y in (("a", "b"), ("a", "c"), ("b", "c"))
+    }
+    fitted = elo_ladder(["a", "b", "c"], scores, anchor="a")
+    for level, rating in ratings.items():
+        assert fitted[level] == pytest.approx(rating, abs=0.5)
+    assert elo_difference(0.5) == 0
+    assert elo_difference(10 / 11) == pytest.approx(400)
+    assert elo_difference(1.0) == math.inf
+
+
+def test_round_robin_plays_every_pair_on_the_same_decks():
+    from games.bots.duel import round_robin
+
+    levels = ["random", "greedy", "strong"]
+    result = round_robin(levels, players=2, deals=40, seed="rr")
+    assert [(d.a, d.b) for d in result.duels] == [
+        ("random", "greedy"),
+        ("random", "strong"),
+        ("greedy", "strong"),
+    ]
+    for d in result.duels:
+        assert d.seed == "rr" and d.deals == 40
+        again = duel(d.a, d.b, players=2, deals=40, seed="rr")
+        assert again.outcome() == d.outcome()
+    for a in levels:
+        for b in levels:
+            if a != b:
+                assert result.score(a, b).mean + result.score(b, a).mean == pytest.approx(1)
+    ladder = result.ladder()
+    assert [row[0] for row in ladder][-1] == "random"
+    assert dict((lvl, r) for lvl, r, _ in ladder)["random"] == 0
+    text = result.format()
+    assert "seed 'rr'" in text and "Elo-like ladder" in text
+    for level in levels:
+        assert level in text
+    assert result.to_dict()["ladder"][0]["level"] == ladder[0][0]
+
+
+def test_round_robin_refuses_fewer_than_two_distinct_levels():
+    from games.bots.duel import round_robin
+
+    for levels in (["greedy"], ["greedy", "greedy"]):
+        with pytest.raises(DuelError):
+            round_robin(levels, players=2, deals=2, seed="x")
+    with pytest.raises(UnknownBotLevelError):
+        round_robin(["greedy", "oracle"], players=2, deals=2, seed="x")
