@@ -1,5 +1,6 @@
 """games.bots.duel: one deal, duplicate pairs, the statistics and the worker pool."""
 
+import itertools
 import math
 import pickle
 import statistics
@@ -8,6 +9,7 @@ import pytest
 from bots_cases import TEST_BUDGET_MS
 
 from games.bots import LEVELS, UnknownBotLevelError
+from games.bots import duel as duel_module
 from games.bots.duel import (
     DuelError,
     Interval,
@@ -28,7 +30,11 @@ from games.rules import CARDS, replay_moves, shuffled_deck
 
 
 @pytest.mark.parametrize("players", [2, 4])
-def test_play_deal_plays_to_the_end(players):
+def test_play_deal_plays_to_the_end(players, monkeypatch):
+    # A clock that moves half a millisecond at each reading: each decision is timed by two
+    # readings around it, so each think time is 0.5 ms exactly (no real time is measured).
+    readings = itertools.count()
+    monkeypatch.setattr(duel_module.time, "perf_counter", lambda: next(readings) * 0.0005)
     deck = shuffled_deck("one-deal")
     played = play_deal(
         deck, players=players, dealer=1, levels=["greedy", "random"] * (players // 2), seed="x"
@@ -36,7 +42,7 @@ def test_play_deal_plays_to_the_end(players):
     assert sum(played.points) == 120
     assert sorted(played.moves) == list(CARDS)
     assert [len(t) for t in played.think_ms] == [40 // players] * players
-    assert all(t >= 0 for times in played.think_ms for t in times)
+    assert all(t == pytest.approx(0.5) for times in played.think_ms for t in times)
     # The moves replay to the same result: a legal deal.
     deal = replay_moves(players, 1, deck, played.moves)
     assert deal.is_over and tuple(deal.points) == played.points

@@ -154,18 +154,19 @@ def test_bad_filter_is_invalid_input(
 
 
 @pytest.mark.django_db
-def test_page_size_over_100_is_refused_or_capped_never_5xx(player: Callable[..., Player]) -> None:
+def test_page_size_over_100_is_refused_not_capped(player: Callable[..., Player]) -> None:
+    """A page size outside 1..100 is refused (the client learns the limit)
+    rather than silently capping it; 100 itself is a page size."""
     alice = player("alice")
     for _ in range(3):
         alice.create()
-    response = alice.request("get", URL, {"page_size": 1000})
-    assert response.status_code in (200, 400)
-    body = response.json()
-    if response.status_code == 400:
-        assert body["code"] == "invalid_input" and "page_size" in body["details"]
-    else:
-        assert body["count"] == 3 and len(body["results"]) == 3
-    assert len(alice.get(URL, {"page_size": 100})["results"]) == 3
+    for size in (101, 1000):
+        error = alice.error("get", URL, {"page_size": size}, 400, "invalid_input")
+        assert error["details"] == {
+            "page_size": ["Ensure this value is less than or equal to 100."]
+        }
+    page = alice.get(URL, {"page_size": 100})
+    assert page["count"] == 3 and len(page["results"]) == 3
 
 
 @pytest.mark.django_db
