@@ -105,7 +105,9 @@ DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["CONN_MAX_AGE"] = 60
+    # Seconds a connection is kept between requests. Served by ASGI, each request runs in
+    # a thread of its own, whose connection cannot be reused: set 0 there.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     # A kept connection is checked before a request reuses it: after a database restart
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -137,6 +139,21 @@ CACHES: dict[str, dict[str, Any]] = {
 CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
 if not REDIS_URL:
     CACHES["throttle"]["LOCATION"] = "throttle"
+
+# --- Live streams (games/live) -------------------------------------------------------------
+
+# The fan-out bus: Redis pub/sub with REDIS_URL ("redis"), else in-process ("local").
+LIVE_BUS = env.str("LIVE_BUS", default="redis" if REDIS_URL else "local")
+LIVE_CHANNEL_PREFIX = env.str("LIVE_CHANNEL_PREFIX", default="briscola:live:")
+# A comment (SSE) or an empty line (NDJSON) after this many seconds of silence.
+LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
+# Open streams per account (per web process); one more answers 429 too_many_streams.
+LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
+# Threads (each with its database connection) that read matches for all streams of a process.
+LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
+LIVE_DB_KEEP_CONNECTIONS = True
+# What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
+LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # Without a broker, tasks run in-process at .delay() time, and their errors surface.

@@ -143,3 +143,21 @@ class TooManyActiveMatchesError(ServiceError):
     code = "too_many_active_matches"
     status = 429
     message = "You have too many matches waiting or being played: finish or abort some first."
+
+
+# -- live streams (games.live) -------------------------------------------------------------
+
+
+class InvalidEventIdError(ServiceError):
+    code = "invalid_event_id"
+    status = 400
+    message = (
+        "Last-Event-ID (or ?after=) must be the id of an event this stream sent: "
+        "a whole number no greater than the match's latest."
+    )
+
+
+class TooManyStreamsError(ServiceError):
+    code = "too_many_streams"
+    status = 429
+    message = "Too many open streams for this account: close one first."

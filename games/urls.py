@@ -1,6 +1,7 @@
 from django.urls import path
 
 from games.clocks import apis as clock_apis
+from games.live import apis as live_apis
 from games.matches import apis
 from games.players import apis as player_apis
 from games.replays.apis import (
@@ -28,6 +29,8 @@ urlpatterns = [
     path(
         "matches/<str:match_id>/rematch", clock_apis.MatchRematchApi.as_view(), name="match-rematch"
     ),
+    path("matches/<str:match_id>/stream", live_apis.MatchStreamApi.as_view(), name="match-stream"),
+    path("stream", live_apis.AccountStreamApi.as_view(), name="account-stream"),
     path("deals/<int:deal_id>", apis.DealRecordApi.as_view(), name="deal-detail"),
     path("players/<str:username>", player_apis.PlayerDetailApi.as_view(), name="player-detail"),
     path(

@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from briscola_service import queueing
-from games import rules
+from games import live, rules
 from games.clocks import selectors as clock_selectors
 from games.errors import (
     CannotLeaveError,
@@ -257,6 +257,7 @@ def event_add(match: Match, kind: str, /, *, at_turn: bool = True, **data: Any) 
         after_end=match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED) and not at_turn,
         data=data,
     )
+    live.match_changed_on_commit(match.pk)  # every clock event reaches the streams too
 
 
 def timeout_enforce(*, match_id: Any) -> str | None:

@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.models import User
 from accounts.services import bot_account_ensure
 from briscola_service import metrics, queueing
-from games import rules
+from games import live, rules
 from games.bots import choose_card
 from games.clocks import services as clocks
 from games.errors import (
@@ -167,6 +167,7 @@ def match_create(
             )
         if not _start_if_full(match):
             clocks.waiting_expiry_set(match)
+        live.match_changed_on_commit(match.pk, users=[u.pk for u in (creator, *users) if u])
     return match
 
 
@@ -202,6 +203,7 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
         chosen.joined_at = timezone.now()
         chosen.save(update_fields=["user", "joined_at"])
         _start_if_full(match)
+        live.match_changed_on_commit(match.pk, users=[user.pk])
     return match
 
 
@@ -217,6 +219,7 @@ def match_abort(*, match_id: object, user: User) -> Match:
         match.end_reason = EndReason.ABORTED
         match.finished_at = timezone.now()
         match.save(update_fields=["status", "end_reason", "finished_at"])
+        live.match_changed_on_commit(match.pk)
     return match
 
 
@@ -325,6 +328,7 @@ def move_play(
             seat, state = _move_checked(match, at, user, parsed, ply, deal_id, bot_for_seat)
             played = _move_append(match, at, seat, state, parsed, ply, bot_for_seat is not None)
             snapshots.snapshot_put_on_commit(played.snapshot)
+            live.match_changed_on_commit(match.pk)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
@@ -519,6 +523,7 @@ def match_end_early(
     clocks.clock_clear(match)
     if not aborted:
         match_rating_queue_on_commit(match)
+    live.match_changed_on_commit(match.pk)
 
 
 # -- bots -------------------------------------------------------------------------------

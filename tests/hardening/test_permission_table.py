@@ -102,6 +102,8 @@ NO_CONTENT = Expect(204)
 LISTED = Expect(200, sees_match=True)
 UNLISTED = Expect(200, sees_match=False)
 NOT_ALLOWED = Expect(405, "method_not_allowed")
+NOT_ACCEPTABLE = Expect(406, "not_acceptable")
+SSE, NDJSON = "text/event-stream", "application/x-ndjson"
 ANON = Expect(401, "not_authenticated")
 BAD_CREDENTIALS = Expect(401, "invalid_credentials")
 PRIVATE = Expect(403, "match_private")
@@ -444,6 +446,40 @@ ROWS: list[Row] = [
     ),
     *table("GET", MATCH + "/events", "finished_public", **everyone(OK)),
     *table("POST", MATCH + "/events", "active", body=nothing, player=NOT_ALLOWED),
+    # Its live stream (issue 13): the same audience as the match, in both formats (served
+    # by WSGI here: the events owed, then the end); errors in JSON before any stream.
+    *[
+        row
+        for phase, accept in (
+            ("waiting", SSE),
+            ("active", SSE),
+            ("active", NDJSON),
+            ("finished", NDJSON),
+        )
+        for row in table(
+            "GET",
+            MATCH + "/stream",
+            phase,
+            accept=accept,
+            anonymous=ANON,
+            stranger=PRIVATE,
+            player=OK,
+            opponent=OK,
+            admin=OK,
+        )
+    ],
+    *table("GET", MATCH + "/stream", "waiting_open", accept=SSE, **everyone(OK)),
+    *table("GET", MATCH + "/stream", "active_public", accept=NDJSON, **everyone(OK)),
+    *table(
+        "GET", MATCH + "/stream", "active", via="session", accept=SSE, player=OK, stranger=PRIVATE
+    ),
+    *table("GET", MATCH + "/stream", "active", accept="application/json", player=NOT_ACCEPTABLE),
+    *table("POST", MATCH + "/stream", "active", body=nothing, player=NOT_ALLOWED),
+    # The account stream: everyone with an account, about their own matches.
+    *table("GET", "/api/v1/stream", "-", accept=SSE, **everyone(OK)),
+    *table("GET", "/api/v1/stream", "-", accept=NDJSON, **everyone(OK)),
+    *table("GET", "/api/v1/stream", "-", accept="application/json", stranger=NOT_ACCEPTABLE),
+    *table("POST", "/api/v1/stream", "-", body=nothing, stranger=NOT_ALLOWED),
     # --- Joining: the invitee takes the reserved seat, anyone an open one ----------------
     *table(
         "POST",
@@ -1291,7 +1327,8 @@ def test_permission(row: Row, worlds: tuple[dict[str, World], Snapshot]) -> None
     response = send(client, row, world)
     expect = row.expect
     url = world.url(row.url)
-    shown = response.content[:400]
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    shown = body[:400]
     assert response.status_code < 500, (response.status_code, shown)
     assert response.status_code == expect.status, (response.status_code, shown)
     if 400 <= expect.status < 500 and is_json_api(url):
