@@ -8,7 +8,7 @@ viewer), ``type`` and ``changes`` (what changed), ``etag`` (the ``ETag`` that GE
 answer for this detail) and, for a card played, ``move`` (the card, now public).
 
 Positions. A match's version (``MatchSnapshot.version``: status, seats taken, deals
-dealt, cards played in the last deal, rating changes) grows with every write, and
+dealt, cards played in the last deal, rating changes, clock events) grows with every write, and
 :func:`position` turns it into one integer that grows too: every committed change gets a
 greater id. Every deal but the last has all 40 cards played, so the position counts
 every card of the match.
@@ -61,22 +61,25 @@ _TYPE_ORDER = [
     "deal_started",
     "seat_joined",
     "card_played",
+    "match_event",
 ]
 
 
 def position(version: tuple[Any, ...]) -> int:
     """The match's position at ``version``: grows with every committed change."""
-    status, joined, deals, moves, ratings = version
+    status, joined, deals, moves, ratings, events = version
     cards = (DEAL_CARDS + 1) * (deals - 1) + 1 + moves if deals else 0
     ended = status in (MatchStatus.FINISHED, MatchStatus.ABORTED)
-    return int(joined) + cards + int(ended) + int(ratings > 0)
+    return int(joined) + cards + int(ended) + int(ratings > 0) + int(events)
 
 
 def changes_between(old: tuple[Any, ...], new: tuple[Any, ...]) -> list[str]:
     """What changed from version ``old`` to ``new``, in the order it happened."""
-    s0, j0, d0, m0, r0 = old
-    s1, j1, d1, m1, r1 = new
+    s0, j0, d0, m0, r0, e0 = old
+    s1, j1, d1, m1, r1, e1 = new
     out = []
+    if e1 > e0:  # a clock event: a timeout, a seat taken or given back, a decline, ...
+        out.append("match_event")
     if j1 > j0:
         out.append("seat_joined")
     if s0 == MatchStatus.WAITING and s1 != MatchStatus.WAITING and d1:
@@ -168,10 +171,19 @@ def _move(before: MatchSnapshot, after: MatchSnapshot) -> JSON | None:
 
 
 def _at_moves(snapshot: MatchSnapshot, moves: int) -> MatchSnapshot:
-    """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards."""
+    """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards: the
+    snapshot the move kept of that version when the cache still has it (exact, its clock
+    included: whose turn, the deadline), else ``snapshot`` with its cards cut back (the
+    cards exact; the clock fields as they are now)."""
     current = snapshot.current
     assert current is not None
-    return replace(snapshot, current=replace(current, moves=current.moves[:moves]))
+    return _kept_or(replace(snapshot, current=replace(current, moves=current.moves[:moves])))
+
+
+def _kept_or(cut: MatchSnapshot) -> MatchSnapshot:
+    """The snapshot a write kept at ``cut``'s version, if the cache has it, else ``cut``."""
+    kept = snapshots.snapshot_get(cut.match_id, cut.version)
+    return kept if kept is not None else cut
 
 
 def events_after(
@@ -190,7 +202,14 @@ def events_after(
         events = events_after(after, unrated, user, seen)
         return [*events, match_event(snapshot, user, before=unrated)]
     current = snapshot.current
-    if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
+    # Rebuilt exactly from one snapshot only while cards are all that changed: a match
+    # with clock events (issue 14) resumes from the stream's last snapshot, or in full.
+    if (
+        snapshot.status == MatchStatus.ACTIVE
+        and current is not None
+        and not current.abandoned
+        and not snapshot.events
+    ):
         base = now - len(current.moves)  # the position of this deal's start
         first = after - base
         if 0 <= first < len(current.moves):
@@ -203,6 +222,7 @@ def events_after(
                 seen.version[1] if seen else len(snapshot.seats),
                 len(snapshot.deals) - 1,
                 DEAL_CARDS - 1,
+                0,
                 0,
             )
             if seen is not None and seen.version == previous:
@@ -231,7 +251,7 @@ def _steps_from(seen: MatchSnapshot, snapshot: MatchSnapshot) -> list[MatchSnaps
     ):
         return [seen, snapshot]
     between = [
-        replace(seen, current=replace(old, moves=new.moves[:k]))
+        _kept_or(replace(seen, current=replace(old, moves=new.moves[:k])))
         for k in range(len(old.moves) + 1, len(new.moves))
     ]
     return [seen, *between, snapshot]
