@@ -1,7 +1,7 @@
 """The replay API: step through a deal, export it, verify it, check a record.
 
 Replays, exports and verifications of a *public* match's finished deals are open to
-anonymous visitors too (RULES.md: once over, a public match's deals are public); any
+anonymous visitors too (docs/rules.md: once over, a public match's deals are public); any
 other anonymous request answers 401 ``not_authenticated``. Checking a record needs an
 account.
 """

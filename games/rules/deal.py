@@ -70,7 +70,7 @@ def deal_order(players: int, dealer: int) -> list[int]:
 
 
 class Deal:
-    """The state of one deal. See RULES.md, "One deal"."""
+    """The state of one deal. See docs/rules.md, "One deal"."""
 
     __slots__ = (
         "players",

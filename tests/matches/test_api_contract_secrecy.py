@@ -1,4 +1,4 @@
-"""No response tells a player a card it may not know (RULES.md, "What each seat may know").
+"""No response tells a player a card it may not know (docs/rules.md, "What each seat may know").
 
 Two people play a whole ``first_to_2`` match through the API. Every JSON body each of
 them receives (match detail, events, the match list, move responses, refused moves) is
