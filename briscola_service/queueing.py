@@ -34,6 +34,8 @@ def task_send(name: str, *args: Any, what: str) -> bool:
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
     try:
+        if name not in app.tasks:  # autodiscovery is lazy: nothing imported the tasks yet
+            app.loader.import_default_modules()
         app.tasks[name].delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later
         logger.warning("could not queue %s", what, exc_info=True)
