@@ -92,7 +92,7 @@ class MeApi(APIView):
     class OutputSerializer(serializers.Serializer):
         username = serializers.CharField()
         is_bot = serializers.BooleanField()
-        bot_level = serializers.CharField()
+        bot_level = serializers.CharField(allow_null=True)
         date_joined = serializers.DateTimeField()
 
     @extend_schema(
@@ -102,4 +102,14 @@ class MeApi(APIView):
         responses={200: OutputSerializer, 401: ErrorSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(request.user).data)
+        user = request.user
+        return Response(
+            self.OutputSerializer(
+                {
+                    "username": user.username,
+                    "is_bot": user.is_bot,
+                    "bot_level": user.bot_level or None,
+                    "date_joined": user.date_joined,
+                }
+            ).data
+        )

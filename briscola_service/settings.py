@@ -244,11 +244,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "briscola_service.pagination.StandardPagination",
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "briscola_service.exceptions.api_exception_handler",
-    "DEFAULT_PARSER_CLASSES": [
-        "briscola_service.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # Request bodies are JSON only: another media type is 415 `unsupported_media_type`
+    # (and the schema advertises application/json only, which generated clients need).
+    "DEFAULT_PARSER_CLASSES": ["briscola_service.parsers.JSONParser"],
     # Anonymous requests by client IP, signed-in ones by account (429 `throttled` with
     # `details.retry_after` and a Retry-After header). Generous: normal play never meets
     # them; they stop floods and password guessing.
@@ -278,6 +276,42 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Nullable fields are declared nullable; enums get their own components.
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
+    "ENUM_NAME_OVERRIDES": {
+        "MatchStatusEnum": "games.models.MatchStatus",
+        "DealStatusEnum": "games.models.DealStatus",
+        "MatchFormatEnum": "games.models.MatchFormat",
+        "EndReasonEnum": "games.models.EndReason",
+        "RecordFormatEnum": ["briscola-deal/1"],
+        # An event's (or replay step's) `type`: one enum of one value per type.
+        **{
+            "".join(p.title() for p in name.split("_")) + "TypeEnum": [name]
+            for name in [
+                "match_created",
+                "match_started",
+                "deal_started",
+                "hand_dealt",
+                "card_played",
+                "trick_won",
+                "card_drawn",
+                "deal_ended",
+                "deal_abandoned",
+                "match_ended",
+            ]
+        },
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "briscola_service.openapi.postprocess",
+    ],
+    "TAGS": [
+        {"name": "matches", "description": "Create, join and play matches: the core."},
+        {"name": "deals", "description": "A finished deal's full record."},
+        {"name": "replays", "description": "Replays, exports, verification, record checks."},
+        {"name": "players", "description": "Profiles, ratings, the leaderboard."},
+        {"name": "auth", "description": "Accounts and tokens."},
+    ],
 }
 
 # --- Logging -----------------------------------------------------------------------------

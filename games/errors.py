@@ -4,7 +4,10 @@ Errors from :mod:`games.rules` (invalid_card, not_your_turn, card_not_in_hand,
 deal_over) carry their own code and status and reach the client unchanged.
 """
 
-from briscola_service.exceptions import ServiceError
+from briscola_service.exceptions import ServiceError, register_error_base
+from games.rules.errors import RulesError
+
+register_error_base(RulesError)  # the schema's enum of error codes lists the rules' too
 
 
 class MatchNotFoundError(ServiceError):

@@ -352,12 +352,17 @@ def _move_append(
     current = at.current
     assert current is not None  # _move_checked refused a match without a current deal
     deal_id: int = current.summary["id"]
-    Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
+    move = Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
     if state.is_over:
         return _deal_end(match, state)
-    bots = {s["seat"] for s in at.summary["seats"] if s["is_bot"]}
+    # The service's own bots (a level): a third-party bot plays through the API itself.
+    bots = {s["seat"] for s in at.summary["seats"] if s["is_bot"] and s["bot_level"]}
     queued = _queue_bot_reply_if(state.turn in bots, deal_id, state)
-    snapshot = replace(at, current=replace(current, moves=(*current.moves, card.code)))
+    snapshot = replace(
+        at,
+        summary={**at.summary, "last_move_at": move.created_at},
+        current=replace(current, moves=(*current.moves, card.code)),
+    )
     return MovePlayed(deal_id, snapshot, queued and queueing.tasks_run_in_process())
 
 
