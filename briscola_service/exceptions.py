@@ -21,6 +21,7 @@ from django.http import (
     JsonResponse,
 )
 from django.urls import Resolver404, resolve
+from django.utils.encoding import iri_to_uri
 from django.views import defaults
 from rest_framework import exceptions, serializers
 from rest_framework.exceptions import ErrorDetail
@@ -258,13 +259,34 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def api_not_found(request: HttpRequest, path: str = "") -> HttpResponse:
     """Catch-all for unknown /api/ URLs, so they answer JSON even when DEBUG is true.
 
-    Keeps CommonMiddleware's APPEND_SLASH behaviour for URLs that exist with a slash.
+    Keeps CommonMiddleware's APPEND_SLASH behaviour for URLs that exist with a slash, and
+    does the reverse for the API's own URLs, which have none: ``/api/v1/matches/`` answers
+    a 308 to ``/api/v1/matches`` (308 keeps the method and the body, so a POST is resent
+    as a POST).
     """
     if not request.path.endswith("/"):
-        try:
-            match = resolve(request.path + "/")
-        except Resolver404:
-            match = None
-        if match is not None and match.func is not api_not_found:
+        match = _resolves(request.path + "/")
+        if match:
             return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    elif _resolves(request.path.rstrip("/")):
+        query = request.META.get("QUERY_STRING", "")
+        location = iri_to_uri(request.path.rstrip("/")) + (f"?{query}" if query else "")
+        return PermanentRedirectKeepingMethod(location)
     return page_not_found(request)
+
+
+class PermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    """308 Permanent Redirect: the client repeats the request, method and body, there."""
+
+    status_code = 308
+
+
+def _resolves(path: str) -> bool:
+    """Whether ``path`` is one of the real URLs (not this catch-all)."""
+    if not path:
+        return False
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return match.func is not api_not_found

@@ -125,8 +125,11 @@ def matches_list(
         queryset = queryset.filter(status=status)
     if mine:
         queryset = queryset.filter(is_mine=True)
-    if open:
-        queryset = queryset.filter(status=MatchStatus.WAITING, has_open_seat=True)
+    if open:  # an open seat, or one the user is invited to and has not taken yet
+        invited = Seat.objects.filter(match=OuterRef("pk"), user=user, joined_at__isnull=True)
+        queryset = queryset.filter(
+            Q(has_open_seat=True) | Exists(invited), status=MatchStatus.WAITING
+        )
     return (
         queryset.select_related("created_by")
         .annotate(last_move_at=last_move_at_subquery())

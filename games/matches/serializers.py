@@ -470,6 +470,23 @@ class RecordTrickOutput(serializers.Serializer):  # type: ignore[type-arg]
 DRAWS = "`[seat, card]` pairs in the order drawn."
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+        "minItems": 2,
+        "maxItems": 2,
+        "description": "`[seat, card]`: the seat that drew, and the card (a code).",
+    }
+)
+class DrawField(serializers.JSONField):
+    """One draw: ``[seat, card]``."""
+
+
+def draws_field(help_text: str = DRAWS, **kwargs: Any) -> serializers.ListField:  # type: ignore[type-arg]
+    return serializers.ListField(child=DrawField(), help_text=help_text, **kwargs)
+
+
 class DealRecordOutput(DealSummaryOutput):
     match = serializers.UUIDField()
     record = DealRecordBody(help_text=f"The `{rules.RECORD_FORMAT}` record.")
@@ -478,8 +495,6 @@ class DealRecordOutput(DealSummaryOutput):
         help_text="Each seat's first three cards.",
     )
     tricks = RecordTrickOutput(many=True)
-    draws = serializers.ListField(
-        child=serializers.ListField(child=serializers.JSONField()), help_text=DRAWS
-    )
+    draws = draws_field()
     final_points = serializers.ListField(child=serializers.IntegerField())
     complete = serializers.BooleanField(help_text="Every card was played.")

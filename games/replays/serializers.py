@@ -15,6 +15,7 @@ from games.matches.serializers import (
     RecordTrickOutput,
     SeatViewOutput,
     deal_event_fields,
+    draws_field,
 )
 from games.models import DealStatus
 
@@ -71,11 +72,7 @@ class ReplayPositionOutput(SeatViewOutput):
     stock = serializers.ListField(
         child=serializers.CharField(), required=False, help_text=FULL + "the stock, top first."
     )
-    draws = serializers.ListField(
-        child=serializers.ListField(child=serializers.JSONField()),
-        required=False,
-        help_text=FULL + "`[seat, card]` pairs in the order drawn.",
-    )
+    draws = draws_field(FULL + "`[seat, card]` pairs in the order drawn.", required=False)
     moves = serializers.ListField(
         child=serializers.CharField(), required=False, help_text=FULL + "the cards played."
     )
@@ -133,10 +130,7 @@ class RecordCheckOutput(serializers.Serializer):  # type: ignore[type-arg]
     dealer = serializers.IntegerField()
     briscola = serializers.CharField()
     tricks = RecordTrickOutput(many=True)
-    draws = serializers.ListField(
-        child=serializers.ListField(child=serializers.JSONField()),
-        help_text="`[seat, card]` pairs in the order drawn.",
-    )
+    draws = draws_field()
     points = serializers.ListField(child=serializers.IntegerField())
     winner = serializers.IntegerField(allow_null=True)
     complete = serializers.BooleanField(help_text="Every card was played.")
