@@ -43,6 +43,22 @@ if "testserver" not in ALLOWED_HOSTS:
     ALLOWED_HOSTS.append("testserver")  # Django's and DRF's test clients
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# CORS (django-cors-headers), for web clients served from another origin: off unless
+# CORS_ALLOWED_ORIGINS lists origins (e.g. https://cards.example,http://localhost:5173).
+# Only the API; tokens travel in Authorization, never cookies, so no credentials mode.
+CORS_ALLOWED_ORIGINS = env.list("CORS_ALLOWED_ORIGINS", default=[])
+CORS_URLS_REGEX = r"^/api/.*$"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "authorization",
+    "content-type",
+    "idempotency-key",
+    "if-none-match",
+]
+CORS_EXPOSE_HEADERS = ["ETag", "Retry-After", "Idempotent-Replayed", "Location"]
+CORS_PREFLIGHT_MAX_AGE = 3600
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -54,6 +70,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets served from here, not from a CDN
+    "corsheaders",
     "accounts",
     "briscola_service.idempotency",
 ]
@@ -61,6 +78,8 @@ if GAMES_APP_PRESENT:
     INSTALLED_APPS.append("games")
 
 MIDDLEWARE = [
+    # First: a preflight OPTIONS is answered here, before authentication could refuse it.
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
     "briscola_service.middleware.DatabaseUnavailableMiddleware",
@@ -188,6 +207,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Whether an account has sat in a match (accounts never imports games: a dotted path).
+ACCOUNTS_HAS_PLAYED = "games.players.selectors.user_has_played"
+
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
 BOT_LEVELS = env.list("BOT_LEVELS", default=["random", "greedy", "expert"])
 # How long a searching bot (expert) may think per move, in milliseconds. The bot task's
@@ -270,7 +292,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Briscola service API",
     "DESCRIPTION": (
         "Play Briscola, the Italian trick-taking card game, against people and bots. "
-        "Authenticate with `Authorization: Token <key>` (see /api/v1/auth/register). "
+        "Authenticate with `Authorization: Bearer <key>` (or `Token <key>`): the account's "
+        "token from /api/v1/auth/register or /api/v1/auth/token, or a personal access "
+        "token from /api/v1/auth/tokens (scopes `read`, `play`). "
         "Every error has the shape {code, message, details}."
     ),
     "VERSION": "1.0.0",

@@ -144,7 +144,7 @@ def _seat_json(seat: Seat) -> JSON:
         "seat": seat.number,
         "team": seat.team,
         "user": user.username if user else None,
-        "is_bot": bool(user and user.is_bot),
+        "is_bot": bool(user and user.plays_as_bot),
         "bot_level": user.bot_level if user and user.is_bot else None,
         "joined": seat.joined_at is not None,
     }

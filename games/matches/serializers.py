@@ -428,7 +428,7 @@ EVENT_TYPES = _match_event_types()
 
 EventOutput = PolymorphicProxySerializer(
     component_name="Event",
-    serializers=list(EVENT_TYPES.values()),
+    serializers=EVENT_TYPES,
     resource_type_field_name="type",
     many=True,
 )

@@ -34,3 +34,8 @@ def player_matches_json(*, player: User, matches: list[Match]) -> list[dict[str,
         data["rating_change"] = rating_change_json(change) if change else None
         out.append(data)
     return out
+
+
+def user_has_played(user: User) -> bool:
+    """Whether ``user`` has (or had) a seat in any match: settings.ACCOUNTS_HAS_PLAYED."""
+    return Seat.objects.filter(user=user).exists()

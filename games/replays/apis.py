@@ -192,6 +192,8 @@ class MatchExportApi(OpenToPublicDealsApi):
 
 
 class RecordCheckApi(APIView):
+    required_scope = "read"  # a POST that only reads: a read token may check records
+
     @extend_schema(
         operation_id="records_check",
         tags=["replays"],

@@ -32,8 +32,8 @@ def _step(name: str, doc: str, fields: dict[str, Any]) -> type:
     return type(f"{camel}Step", (serializers.Serializer,), attrs)
 
 
-def replay_step_serializers() -> list[type]:
-    return [_step(name, doc, fields) for name, (doc, fields) in deal_event_fields().items()]
+def replay_step_serializers() -> dict[str, type]:
+    return {name: _step(name, doc, fields) for name, (doc, fields) in deal_event_fields().items()}
 
 
 def steps_field() -> PolymorphicProxySerializer:

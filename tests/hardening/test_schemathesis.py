@@ -167,7 +167,7 @@ schema = schemathesis.openapi.from_wsgi(
         {
             "seed": SEED,
             "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True},
-            "auth": {"openapi": {"tokenAuth": {"api_key": f"Token {TOKENS['alice']}"}}},
+            "auth": {"openapi": {"bearerAuth": {"bearer": TOKENS["alice"]}}},
         }
     ),
 )
