@@ -22,7 +22,7 @@ def test_every_reference_names_a_section_of_the_rule_book():
     ).stdout.split()
     cited: list[tuple[str, str]] = []
     for name in files:
-        if not name.endswith((".py", ".md")):
+        if not name.endswith((".py", ".md")) or name == "tests/rules/test_rules_book.py":
             continue
         text = (ROOT / name).read_text(encoding="utf-8")
         assert "RULES.md" not in text, f"{name} cites RULES.md, which is not in the repo"
