@@ -159,15 +159,27 @@ CASES: list[Case] = [
         code="invalid_input",
     ),
     # -- huge page sizes, pages and ids ----------------------------------------------------
-    Case("matches page_size huge", "get", f"/api/v1/matches?page_size={HUGE}", status=400),
-    Case("matches page_size 101", "get", "/api/v1/matches?page_size=101", status=400),
+    # Above 100: served as 100 (clamped, as most APIs do); a huge number too.
+    # (tests/matches/test_api_contract_list.py checks the clamp itself)
+    Case("matches page_size huge", "get", f"/api/v1/matches?page_size={HUGE}", may_succeed=True),
+    Case("matches page_size 101", "get", "/api/v1/matches?page_size=101", may_succeed=True),
     Case("matches page_size -1", "get", "/api/v1/matches?page_size=-1", status=400),
     Case("matches page huge", "get", f"/api/v1/matches?page={HUGE}"),
     Case("matches page zero", "get", "/api/v1/matches?page=0", status=400),
-    Case("leaderboard page_size huge", "get", f"/api/v1/leaderboard?page_size={HUGE}", status=400),
+    Case(
+        "leaderboard page_size huge",
+        "get",
+        f"/api/v1/leaderboard?page_size={HUGE}",
+        may_succeed=True,
+    ),
     Case("leaderboard page_size text", "get", "/api/v1/leaderboard?page_size=lots", status=400),
     Case("leaderboard page huge", "get", f"/api/v1/leaderboard?page={HUGE}"),
-    Case("player matches page_size", "get", "/api/v1/players/alice/matches?page_size=1000"),
+    Case(
+        "player matches page_size",
+        "get",
+        "/api/v1/players/alice/matches?page_size=1000",
+        may_succeed=True,
+    ),
     Case(
         "events after huge",
         "get",
@@ -242,7 +254,7 @@ BAD_AUTHORIZATIONS = [
     ("non-latin-1 key", "Token \u2603\u2603", "authentication_failed"),
     ("nul byte", "Token abc\x00def", "authentication_failed"),
     ("very long key", "Token " + "a" * 10_000, "authentication_failed"),
-    ("bearer", "Bearer x", "not_authenticated"),
+    ("bearer", "Bearer x", "authentication_failed"),  # Bearer is a scheme we read
     ("basic", "Basic Zm9vOmJhcg==", "not_authenticated"),
     ("empty", "", "not_authenticated"),
 ]
