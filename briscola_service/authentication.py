@@ -12,6 +12,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import SAFE_METHODS
 
 from accounts.models import AccessToken
+from briscola_service import throttling
 
 # DRF's keys are 40 hexadecimal digits; anything far from that shape is refused before
 # it reaches the database (a NUL byte, say, which PostgreSQL would refuse with an error).
@@ -45,21 +46,27 @@ class TokenAuthentication(authentication.TokenAuthentication):
     those bots play through the service's workers only (see accounts.backends)."""
 
     def authenticate(self, request: Any) -> Any:
+        """Failed token authentications are counted per client IP (scope ``auth_failure``);
+        an address over the limit gets 429 before its token is looked up."""
+        if not request.META.get("HTTP_AUTHORIZATION"):
+            return None
+        ip = throttling.client_ip(request)
+        throttling.refuse_if_over("auth_failure", ip)
         try:
             auth = authentication.get_authorization_header(request).split()
+            if not auth or auth[0].lower() not in KEYWORDS:
+                return None  # another scheme: not a credential of ours
+            if len(auth) != 2:
+                raise AuthenticationFailed(
+                    "Invalid token header: send `Authorization: Bearer <token>`."
+                )
+            user, token = self.authenticate_credentials(auth[1].decode())
         except UnicodeError:
+            throttling.record("auth_failure", ip)
             raise AuthenticationFailed("Invalid token header.") from None
-        if not auth or auth[0].lower() not in KEYWORDS:
-            return None
-        if len(auth) != 2:
-            raise AuthenticationFailed(
-                "Invalid token header: send `Authorization: Bearer <token>`."
-            )
-        try:
-            key = auth[1].decode()
-        except UnicodeError:
-            raise AuthenticationFailed("Invalid token header.") from None
-        user, token = self.authenticate_credentials(key)
+        except AuthenticationFailed:
+            throttling.record("auth_failure", ip)
+            raise
         if isinstance(token, AccessToken):
             scope = required_scope(request)
             if scope not in token.scopes and not (scope == "read" and "play" in token.scopes):
