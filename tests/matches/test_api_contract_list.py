@@ -99,7 +99,12 @@ def test_filters_status_mine_open(world: dict[str, Any]) -> None:
         ids["bob_invites_alice"],
     }
     assert _ids(world["carol"].get(URL, {"mine": "true"})) == {ids["bob_invites_carol"]}
-    assert _ids(alice.get(URL, {"open": "true"})) == {ids["bob_open_waiting"]}
+    # "open": what the caller can join: an open seat, or an invitation of the caller's.
+    assert _ids(alice.get(URL, {"open": "true"})) == {
+        ids["bob_open_waiting"],
+        ids["bob_invites_alice"],
+    }
+    assert ids["bob_invites_alice"] not in _ids(world["carol"].get(URL, {"open": "true"}))
     assert _ids(alice.get(URL, {"status": "active"})) == {
         ids["alice_private_active"],
         ids["bob_public_active"],
