@@ -52,6 +52,7 @@ _OTHER_CODES = {
     "service_unavailable",
     "not_acceptable",
     "insufficient_scope",
+    "metrics_forbidden",  # /metrics (briscola_service.metrics), in the same shape
 }
 # Bases of error hierarchies rendered by duck typing (an app registers its own base, e.g.
 # games.errors registers the rules engine's RulesError): their subclasses' codes are listed.
