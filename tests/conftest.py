@@ -14,6 +14,7 @@ django_db_setup), so `django_db(transaction=True)` tests work there.
 import hashlib
 import itertools
 import os
+import random
 import threading
 import time
 import uuid
@@ -199,6 +200,15 @@ def deterministic_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
     prefix = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:32]
     numbers = itertools.count(1)
     monkeypatch.setattr(rules, "new_seed", lambda: f"{prefix}-{next(numbers)}")
+
+
+@pytest.fixture
+def unrelated_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reproducible seeds of 128 random bits each, for the leak searches.
+    (``deterministic_seeds`` gives seeds that share a prefix: a finished deal's public seed
+    would hold a piece of the live one's.)"""
+    rng = random.Random(request.node.nodeid)
+    monkeypatch.setattr(rules, "new_seed", lambda: f"{rng.getrandbits(128):032x}")
 
 
 class Games:

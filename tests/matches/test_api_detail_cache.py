@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -162,7 +163,7 @@ def test_a_move_rolled_back_keeps_no_snapshot(
 
 
 def test_without_the_cache_the_database_answers(
-    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis down: moves and reads go on (a warning is logged), from the database."""
     match_id, at = started_match(player)
@@ -171,7 +172,7 @@ def test_without_the_cache_the_database_answers(
     def down(*args: Any, **kwargs: Any) -> Any:
         raise RedisConnectionError("Connection refused")
 
-    with monkeypatch.context() as patch:
+    with monkeypatch.context() as patch, caplog.at_level(logging.WARNING, snapshots.__name__):
         patch.setattr(cache, "get", down)
         patch.setattr(cache, "set", down)
         for _ in range(4):
@@ -179,6 +180,15 @@ def test_without_the_cache_the_database_answers(
             at[turn].play_first_legal(match_id)
         shown = at[turn].detail(match_id)["current_deal"]
     assert shown["ply"] == 4
+    warnings = {
+        r.getMessage()
+        for r in caplog.records
+        if r.name == snapshots.__name__ and r.levelno == logging.WARNING
+    }
+    assert warnings == {
+        "snapshot cache unavailable, reading the database: Connection refused",
+        "snapshot cache unavailable, not kept: Connection refused",
+    }, caplog.records
     assert snapshots.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
 
 
