@@ -8,9 +8,13 @@ from accounts.ratings.math import display_rating, is_provisional
 
 
 class User(AbstractUser):
+    # One of the service's own bots (played by its workers, never signs in).
     is_bot = models.BooleanField(default=False)
     # The bot's strength, e.g. "random", "greedy", "expert"; empty for people.
     bot_level = models.CharField(max_length=20, blank=True, default="")
+    # A bot that a third party runs through the API with its own tokens: shown as a bot
+    # everywhere (``plays_as_bot``), but it signs in and moves like a person.
+    third_party_bot = models.BooleanField(default=False)
 
     class Meta(AbstractUser.Meta):
         constraints = [
@@ -18,10 +22,44 @@ class User(AbstractUser):
                 condition=(Q(is_bot=True) & ~Q(bot_level="")) | (Q(is_bot=False) & Q(bot_level="")),
                 name="accounts_user_bot_has_level_person_has_none",
             ),
+            models.CheckConstraint(
+                condition=Q(third_party_bot=False) | Q(is_bot=False),
+                name="accounts_user_service_bot_is_not_third_party",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.username
+
+    @property
+    def plays_as_bot(self) -> bool:
+        """A bot, the service's own or a third party's: what every public view shows."""
+        return self.is_bot or self.third_party_bot
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "Read: every GET"
+    PLAY = "play", "Play: writes too (create, join, move, resign...)"
+
+
+class AccessToken(models.Model):
+    """A personal access token: one of several per account, each named, with scopes and
+    the time it was last used; revoked by deleting it. Only a SHA-256 of the key is kept:
+    the key is shown once, when the token is created."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="access_tokens")
+    name = models.CharField(max_length=100)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12, help_text="The key's first characters, to tell.")
+    scopes = models.JSONField(default=list, help_text='A list of "read" and "play".')
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["user", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.name} ({' '.join(self.scopes)})"
 
 
 # --- Ratings -------------------------------------------------------------------------------

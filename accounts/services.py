@@ -1,13 +1,19 @@
-"""Account writes: registration, API tokens, bot accounts."""
+"""Account writes: registration, API tokens, personal access tokens, bot accounts."""
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
 
 from django.contrib.auth import authenticate
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from accounts.models import User
+from accounts.models import AccessToken, TokenScope, User
 from briscola_service.exceptions import ServiceError
 
 BOT_USERNAME_PREFIX = "bot-"
@@ -50,24 +56,34 @@ def _username_errors(username: str) -> list[str]:
     return []
 
 
-def user_register(*, username: str, password: str) -> tuple[User, str]:
-    """Create a person's account and its API token; returns (user, token key).
+def _entries(code: str, messages: list[str]) -> list[dict[str, str]]:
+    return [{"code": code, "message": m} for m in messages]
+
+
+def user_register(*, username: str, password: str, bot: bool = False) -> tuple[User, str]:
+    """Create an account and its API token; returns (user, token key). ``bot``: a
+    third-party bot's account (shown as a bot everywhere; it plays through the API).
 
     User names are unique regardless of case, so "Alice" cannot pose as "alice".
     """
     username_errors = _username_errors(username)
     if username_errors:
-        raise RegistrationError(details={"username": username_errors})
+        raise RegistrationError(details={"username": _entries("invalid", username_errors)})
     if User.objects.filter(username__iexact=username).exists():
         raise UsernameTakenError(details={"username": username})
     try:
         validate_password(password, user=User(username=username))
     except ValidationError as exc:
-        raise RegistrationError(details={"password": list(exc.messages)}) from exc
+        entries = [
+            {"code": error.code or "invalid", "message": message}
+            for error in exc.error_list
+            for message in error.messages
+        ]
+        raise RegistrationError(details={"password": entries}) from exc
 
     try:
         with transaction.atomic():
-            user = User(username=username)
+            user = User(username=username, third_party_bot=bot)
             user.set_password(password)
             user.save()
             token = Token.objects.create(user=user)
@@ -111,3 +127,86 @@ def bot_account_ensure(*, level: str, copy: int = 1) -> User:
     if not user.is_bot or user.bot_level != level:
         raise BotAccountConflictError(details={"username": username})
     return user
+
+
+# -- third-party bots -----------------------------------------------------------------
+
+
+class BotSwitchError(ServiceError):
+    code = "bot_switch_refused"
+    status = 409
+    message = "An account can become a bot account only before its first match."
+
+
+def user_become_bot(*, user: User, has_played: Callable[[User], bool]) -> User:
+    """Mark ``user`` a third-party bot's account; only before its first match (so no
+    person's history is relabelled). ``has_played`` answers from the games app, which
+    accounts never imports (settings.ACCOUNTS_HAS_PLAYED). Idempotent."""
+    if user.third_party_bot:
+        return user
+    if user.is_bot or has_played(user):
+        raise BotSwitchError()
+    user.third_party_bot = True
+    user.save(update_fields=["third_party_bot"])
+    return user
+
+
+# -- personal access tokens ----------------------------------------------------------
+
+ACCESS_TOKEN_PREFIX = "bpat"  # never a DRF key (40 hexadecimal digits): 44 characters
+ACCESS_TOKENS_MAX = 20
+# last_used_at is written at most this often per token (not on every request).
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class TooManyTokensError(ServiceError):
+    code = "too_many_tokens"
+    status = 409
+    message = f"An account has at most {ACCESS_TOKENS_MAX} personal access tokens."
+
+
+class AccessTokenNotFoundError(ServiceError):
+    code = "token_not_found"
+    status = 404
+    message = "No such personal access token."
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def access_token_create(*, user: User, name: str, scopes: list[str]) -> tuple[AccessToken, str]:
+    """A new personal access token; returns (token, key). The key is shown only now."""
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user.pk).first()  # count under a lock
+        if AccessToken.objects.filter(user=user).count() >= ACCESS_TOKENS_MAX:
+            raise TooManyTokensError()
+        key = ACCESS_TOKEN_PREFIX + secrets.token_hex(20)
+        ordered = [s for s in TokenScope.values if s in scopes]
+        token = AccessToken.objects.create(
+            user=user, name=name, key_hash=_hash(key), prefix=key[:10], scopes=ordered
+        )
+    return token, key
+
+
+def access_token_find(*, key: str) -> AccessToken | None:
+    """The personal access token of ``key``, or None if it is not (or no longer) one."""
+    if not key.startswith(ACCESS_TOKEN_PREFIX):
+        return None
+    return AccessToken.objects.select_related("user").filter(key_hash=_hash(key)).first()
+
+
+def access_token_touch(*, token: AccessToken) -> None:
+    """Record that ``token`` was used now (to the minute: one small write a minute)."""
+    now = timezone.now()
+    if token.last_used_at is not None and now - token.last_used_at < LAST_USED_RESOLUTION:
+        return
+    AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    token.last_used_at = now
+
+
+def access_token_revoke(*, user: User, token_id: int) -> None:
+    """Delete one of ``user``'s personal access tokens: its next request is 401."""
+    deleted, _ = AccessToken.objects.filter(user=user, pk=token_id).delete()
+    if not deleted:
+        raise AccessTokenNotFoundError()

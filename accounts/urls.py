@@ -9,4 +9,7 @@ urlpatterns = [
     path("token", apis.TokenObtainApi.as_view(), name="token-obtain"),
     path("token/revoke", apis.TokenRevokeApi.as_view(), name="token-revoke"),
     path("me", apis.MeApi.as_view(), name="me"),
+    path("me/bot", apis.BotSwitchApi.as_view(), name="me-bot"),
+    path("tokens", apis.AccessTokenListCreateApi.as_view(), name="tokens"),
+    path("tokens/<int:token_id>", apis.AccessTokenRevokeApi.as_view(), name="token-revoke-one"),
 ]

@@ -123,7 +123,7 @@ MUTATIONS = [
     ),
     Mutation(
         "the next seat's hand allowed instead of the partner's",
-        "            shown.add((seat + 2) % n)  # RULES.md: partners' last hand",
+        "            shown.add((seat + 2) % n)  # docs/rules.md: partners' last hand",
         "            shown.add((seat + 1) % n)",
     ),
     Mutation(

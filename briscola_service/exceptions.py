@@ -21,8 +21,11 @@ from django.http import (
     JsonResponse,
 )
 from django.urls import Resolver404, resolve
+from django.utils.encoding import iri_to_uri
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
+from rest_framework.exceptions import ErrorDetail
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
@@ -40,12 +43,56 @@ class ServiceError(Exception):
         super().__init__(self.message)
 
 
-class ErrorSerializer(serializers.Serializer):
-    """The error shape, for the OpenAPI schema (`responses={400: ErrorSerializer}`)."""
+# Codes answered by code paths other than an error class (middleware, Django's handlers).
+_OTHER_CODES = {
+    "not_found",
+    "server_error",
+    "malformed_request",
+    "request_too_large",
+    "service_unavailable",
+    "not_acceptable",
+    "insufficient_scope",
+    "metrics_forbidden",  # /metrics (briscola_service.metrics), in the same shape
+}
+# Bases of error hierarchies rendered by duck typing (an app registers its own base, e.g.
+# games.errors registers the rules engine's RulesError): their subclasses' codes are listed.
+_ERROR_BASES: list[type] = []
 
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField()
+
+def register_error_base(base: type) -> None:
+    """List the ``code`` of ``base`` and of all its subclasses among the API's error codes."""
+    if base not in _ERROR_BASES:
+        _ERROR_BASES.append(base)
+
+
+def _codes_of(base: type) -> set[str]:
+    codes = set()
+    stack = [base]
+    while stack:
+        cls = stack.pop()
+        code = cls.__dict__.get("code")
+        if isinstance(code, str):
+            codes.add(code)
+        stack.extend(cls.__subclasses__())
+    return codes
+
+
+def error_codes() -> list[str]:
+    """Every error ``code`` the API may answer, sorted (the schema's enum of ``Error.code``)."""
+    codes = set(_DRF_CODES.values()) | _OTHER_CODES
+    for base in [ServiceError, *_ERROR_BASES]:
+        codes |= _codes_of(base)
+    return sorted(codes)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error answer: a stable machine-readable `code` to switch on, a `message` for
+    people, and `details`, an object whose keys depend on the code (for `invalid_input`:
+    one entry per field that was refused, each a list of `{code, message}`)."""
+
+    code = serializers.CharField(help_text="Stable and machine-readable: switch on it.")
+    message = serializers.CharField(help_text="For people; may change between releases.")
+    details = serializers.DictField(help_text="Machine-readable facts about the error.")
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -84,14 +131,47 @@ def _drf_code(exc: exceptions.APIException) -> str:
     return str(exc.default_code)
 
 
+def field_errors(detail: Any, path: str = "") -> dict[str, list[dict[str, str]]]:
+    """DRF's nested validation errors, flattened: one entry per field path (``ply``,
+    ``seats[1]``, ``options.partners_last_hand``; ``non_field_errors`` for the body as a
+    whole), each a list of ``{"code", "message"}`` with DRF's (or our) stable code."""
+    out: dict[str, list[dict[str, str]]] = {}
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+                sub = f"{path}[{key}]"
+            else:
+                sub = f"{path}.{key}" if path else str(key)
+            for name, errors in field_errors(value, sub).items():
+                out.setdefault(name, []).extend(errors)
+    elif isinstance(detail, list) and all(isinstance(e, str) for e in detail):
+        out[path or "non_field_errors"] = [
+            {"code": str(getattr(e, "code", None) or "invalid"), "message": str(e)} for e in detail
+        ]
+    elif isinstance(detail, list):
+        for index, value in enumerate(detail):
+            if value:  # DRF lists one (possibly empty) entry per item of a list field
+                sub = f"{path}[{index}]"
+                for name, errors in field_errors(value, sub).items():
+                    out.setdefault(name, []).extend(errors)
+    else:
+        out[path or "non_field_errors"] = [
+            {"code": str(getattr(detail, "code", None) or "invalid"), "message": str(detail)}
+        ]
+    return out
+
+
 def _drf_response(exc: exceptions.APIException) -> Response:
     code = _drf_code(exc)
     details: dict[str, Any] = {}
     headers: dict[str, str] = {}
     detail = exc.detail
     if isinstance(exc, exceptions.ValidationError):
-        message = "Invalid input."
-        details = detail if isinstance(detail, dict) else {"non_field_errors": detail}
+        details = field_errors(detail)
+        message = "Invalid input: " + "; ".join(
+            f"{field}: {' '.join(e['message'] for e in errors)}"
+            for field, errors in details.items()
+        )
     elif isinstance(detail, str):
         message = str(detail)
     else:
@@ -109,6 +189,15 @@ def _drf_response(exc: exceptions.APIException) -> Response:
     return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
 
 
+def _django_errors(errors: list[DjangoValidationError]) -> list[ErrorDetail]:
+    """Django's validation errors as DRF's, keeping each one's code (``invalid`` if none)."""
+    return [
+        ErrorDetail(message, code=error.code or "invalid")
+        for error in errors
+        for message in error.messages
+    ]
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER. Returns None (a 500) for exceptions it does not know."""
     if isinstance(exc, Http404):
@@ -117,9 +206,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, DjangoValidationError):
         if hasattr(exc, "error_dict"):
-            exc = exceptions.ValidationError(exc.message_dict)
+            exc = exceptions.ValidationError(
+                {field: _django_errors(errors) for field, errors in exc.error_dict.items()}
+            )
         else:
-            exc = exceptions.ValidationError({"non_field_errors": exc.messages})
+            exc = exceptions.ValidationError({"non_field_errors": _django_errors(exc.error_list)})
 
     if isinstance(exc, exceptions.APIException):
         set_rollback()
@@ -167,16 +258,38 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+@csrf_exempt  # it changes nothing: an unknown URL is a JSON 404 for every method
 def api_not_found(request: HttpRequest, path: str = "") -> HttpResponse:
     """Catch-all for unknown /api/ URLs, so they answer JSON even when DEBUG is true.
 
-    Keeps CommonMiddleware's APPEND_SLASH behaviour for URLs that exist with a slash.
+    Keeps CommonMiddleware's APPEND_SLASH behaviour for URLs that exist with a slash, and
+    does the reverse for the API's own URLs, which have none: ``/api/v1/matches/`` answers
+    a 308 to ``/api/v1/matches`` (308 keeps the method and the body, so a POST is resent
+    as a POST).
     """
     if not request.path.endswith("/"):
-        try:
-            match = resolve(request.path + "/")
-        except Resolver404:
-            match = None
-        if match is not None and match.func is not api_not_found:
+        match = _resolves(request.path + "/")
+        if match:
             return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    elif _resolves(request.path.rstrip("/")):
+        query = request.META.get("QUERY_STRING", "")
+        location = iri_to_uri(request.path.rstrip("/")) + (f"?{query}" if query else "")
+        return PermanentRedirectKeepingMethod(location)
     return page_not_found(request)
+
+
+class PermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    """308 Permanent Redirect: the client repeats the request, method and body, there."""
+
+    status_code = 308
+
+
+def _resolves(path: str) -> bool:
+    """Whether ``path`` is one of the real URLs (not this catch-all)."""
+    if not path:
+        return False
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return match.func is not api_not_found

@@ -3,10 +3,11 @@
 from typing import Any
 
 from drf_spectacular import openapi
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import is_serializer
 from drf_spectacular.utils import OpenApiResponse
 
-from briscola_service.exceptions import ErrorSerializer
+from briscola_service.exceptions import ErrorSerializer, error_codes
 
 
 def _error(description: str) -> OpenApiResponse:
@@ -71,3 +72,46 @@ class AutoSchema(openapi.AutoSchema):
             if code not in responses:
                 responses[code] = self._get_response_for_code(error, code, direction=direction)
         return responses
+
+
+# The order of the paths in the schema (and so in generated docs): the core first.
+_PATH_ORDER = ("/api/v1/matches", "/api/v1/deals", "/api/v1/records", "/api/v1/players")
+
+
+def _path_rank(path: str) -> int:
+    for rank, prefix in enumerate(_PATH_ORDER):
+        if path.startswith(prefix):
+            return rank
+    return len(_PATH_ORDER)
+
+
+def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    """drf-spectacular's last hook: the error `code` becomes an enum of every code the API
+    may answer (briscola_service.exceptions.error_codes), and the matches come first."""
+    schemas = result.get("components", {}).get("schemas", {})
+    error = schemas.get("Error")
+    if error is not None:
+        error["properties"]["code"]["enum"] = error_codes()
+    paths = result.get("paths", {})
+    result["paths"] = dict(sorted(paths.items(), key=lambda item: _path_rank(item[0])))
+    return result
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """briscola_service.authentication.TokenAuthentication, as the schema declares it:
+    HTTP bearer, which generated clients send as ``Authorization: Bearer <token>``."""
+
+    target_class = "briscola_service.authentication.TokenAuthentication"
+    name = "bearerAuth"
+    priority = 1
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": (
+                "`Authorization: Bearer <token>` (`Token <token>` works too): the account's "
+                "token, or a personal access token with its scopes (`read`: GET; `play`: "
+                "writes too; else 403 `insufficient_scope`)."
+            ),
+        }

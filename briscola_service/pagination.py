@@ -2,13 +2,13 @@
 
 from typing import Any
 
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.pagination import PageNumberPagination
 
 
 class StandardPagination(PageNumberPagination):
-    """Pages of 20 by default; ``page_size`` outside 1..100 is 400 ``invalid_input``
-    rather than silently changed, so a client learns the limit."""
+    """Pages of 20 by default; a ``page_size`` above 100 is served as 100 (the next link
+    says so), one below 1 or not a whole number is 400 ``invalid_input``."""
 
     page_size = 20
     page_size_query_param = "page_size"
@@ -22,11 +22,18 @@ class StandardPagination(PageNumberPagination):
             size = int(raw)
         except ValueError:
             size = 0
-        if not 1 <= size <= self.max_page_size:
+        if size < 1:
             raise ValidationError(
-                {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
+                {
+                    self.page_size_query_param: [
+                        ErrorDetail(
+                            f"A whole number from 1 (at most {self.max_page_size} are served).",
+                            code="invalid",
+                        )
+                    ]
+                }
             )
-        return size
+        return min(size, self.max_page_size)
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         """DRF's parameters, with the bounds the view enforces (a page outside is 404)."""
@@ -35,6 +42,9 @@ class StandardPagination(PageNumberPagination):
             if parameter["name"] == self.page_query_param:
                 parameter["schema"]["minimum"] = 1
             elif parameter["name"] == self.page_size_query_param:
-                parameter["schema"].update(minimum=1, maximum=self.max_page_size)
-                parameter["description"] = f"Results per page, 1 to {self.max_page_size}."
+                parameter["schema"].update(minimum=1)
+                parameter["description"] = (
+                    f"Results per page, at least 1; above {self.max_page_size}, "
+                    f"{self.max_page_size} are served."
+                )
         return parameters

@@ -44,6 +44,22 @@ if "testserver" not in ALLOWED_HOSTS:
     ALLOWED_HOSTS.append("testserver")  # Django's and DRF's test clients
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# CORS (django-cors-headers), for web clients served from another origin: off unless
+# CORS_ALLOWED_ORIGINS lists origins (e.g. https://cards.example,http://localhost:5173).
+# Only the API; tokens travel in Authorization, never cookies, so no credentials mode.
+CORS_ALLOWED_ORIGINS = env.list("CORS_ALLOWED_ORIGINS", default=[])
+CORS_URLS_REGEX = r"^/api/.*$"
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "authorization",
+    "content-type",
+    "idempotency-key",
+    "if-none-match",
+]
+CORS_EXPOSE_HEADERS = ["ETag", "Retry-After", "Idempotent-Replayed", "Location"]
+CORS_PREFLIGHT_MAX_AGE = 3600
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -55,6 +71,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets served from here, not from a CDN
+    "corsheaders",
     "accounts",
     "briscola_service.idempotency",
 ]
@@ -64,6 +81,9 @@ if GAMES_APP_PRESENT:
 MIDDLEWARE = [
     "briscola_service.logs.RequestIdMiddleware",
     "briscola_service.metrics.RequestMetricsMiddleware",
+    # Before the rest: a CORS preflight OPTIONS is answered here, before authentication
+    # could refuse it (django-cors-headers).
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files from the ASGI server itself (compressed, cached), in production too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -227,6 +247,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Whether an account has sat in a match (accounts never imports games: a dotted path).
+ACCOUNTS_HAS_PLAYED = "games.players.selectors.user_has_played"
+
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
 BOT_LEVELS = env.list(
     "BOT_LEVELS", default=["random", "greedy", "strong", "learned", "expert", "expert_v1"]
@@ -309,11 +332,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "briscola_service.pagination.StandardPagination",
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "briscola_service.exceptions.api_exception_handler",
-    "DEFAULT_PARSER_CLASSES": [
-        "briscola_service.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # Request bodies are JSON only: another media type is 415 `unsupported_media_type`
+    # (and the schema advertises application/json only, which generated clients need).
+    "DEFAULT_PARSER_CLASSES": ["briscola_service.parsers.JSONParser"],
     # Anonymous requests by client IP, signed-in ones by account (429 `throttled` with
     # `details.retry_after` and a Retry-After header). Generous: normal play never meets
     # them; they stop floods and password guessing.
@@ -344,12 +365,50 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Briscola service API",
     "DESCRIPTION": (
         "Play Briscola, the Italian trick-taking card game, against people and bots. "
-        "Authenticate with `Authorization: Token <key>` (see /api/v1/auth/register). "
+        "Authenticate with `Authorization: Bearer <key>` (or `Token <key>`): the account's "
+        "token from /api/v1/auth/register or /api/v1/auth/token, or a personal access "
+        "token from /api/v1/auth/tokens (scopes `read`, `play`). "
         "Every error has the shape {code, message, details}."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Nullable fields are declared nullable; enums get their own components.
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
+    "ENUM_NAME_OVERRIDES": {
+        "MatchStatusEnum": "games.models.MatchStatus",
+        "DealStatusEnum": "games.models.DealStatus",
+        "MatchFormatEnum": "games.models.MatchFormat",
+        "EndReasonEnum": "games.models.EndReason",
+        "RecordFormatEnum": ["briscola-deal/1"],
+        # An event's (or replay step's) `type`: one enum of one value per type.
+        **{
+            "".join(p.title() for p in name.split("_")) + "TypeEnum": [name]
+            for name in [
+                "match_created",
+                "match_started",
+                "deal_started",
+                "hand_dealt",
+                "card_played",
+                "trick_won",
+                "card_drawn",
+                "deal_ended",
+                "deal_abandoned",
+                "match_ended",
+            ]
+        },
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "briscola_service.openapi.postprocess",
+    ],
+    "TAGS": [
+        {"name": "matches", "description": "Create, join and play matches: the core."},
+        {"name": "deals", "description": "A finished deal's full record."},
+        {"name": "replays", "description": "Replays, exports, verification, record checks."},
+        {"name": "players", "description": "Profiles, ratings, the leaderboard."},
+        {"name": "auth", "description": "Accounts and tokens."},
+    ],
 }
 
 # --- Logging -----------------------------------------------------------------------------

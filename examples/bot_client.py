@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """A third-party Briscola bot that plays through the public HTTP API only.
 
-It logs in (or registers), creates a match or joins one, then waits on the match's live
-stream (``GET /api/v1/matches/{id}/stream``, NDJSON: each event carries the match as this
-seat sees it) and plays whenever it is its turn, choosing cards with the logic of one of
-the service's bot levels (``games.bots``) applied to the view the API returns. When the
-stream ends (the server closed it, a proxy cut it) it reconnects with the last event's
-id, missing nothing. ``--wait poll`` polls instead (sending back the detail's ``ETag``,
-so an unchanged match costs a bodiless 304): the fallback for a server without streams,
-which the client also falls back to by itself when the stream route is missing. HTTP is the standard
-library's ``urllib``; the only project code it uses is the pure ``games.bots`` and
-``games.rules`` packages (run it from a checkout, or copy those two packages).
+It is built on the client package ``briscola_client`` (``pip install ./clients/python``;
+from a checkout it is found without installing) and needs nothing else of this
+repository. It logs in (or registers), creates a match or joins one, then waits on the
+match's live stream (``--wait stream``, the default; NDJSON, resumed after the last event
+when it is cut) or polls it (``--wait poll``, with its ``ETag``, so an unchanged match
+costs a bodiless 304; also the fallback on a server without streams) and plays whenever
+it is its turn.
 
     python examples/bot_client.py --base-url http://127.0.0.1:8000 \\
         --username carla --password a-long-password-1 --register \\
         --level greedy --create 2:first_to_2:greedy
+
+``--level``: ``random`` (any legal card) or ``greedy`` (a few rules of thumb, written
+here from docs/rules.md); from a checkout of the service, also the service's own bot
+levels (``expert``...), through its pure ``games.bots`` package.
 
 ``--create PLAYERS:FORMAT:SEATS`` lists seats 1 onwards, comma-separated: a bot level
 (``greedy``), ``open`` (anyone may join) or ``@name`` (an invitation), e.g.
@@ -29,134 +30,107 @@ printed), 2 on bad arguments, 3 when the match was aborted or the timeout passed
 from __future__ import annotations
 
 import argparse
-import json
+import random
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # games.* from a checkout
+try:
+    import briscola_client  # noqa: F401
+except ImportError:  # run from a checkout without installing the package
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python" / "src"))
+    import briscola_client  # noqa: F401
 
-from games.bots import LEVELS, choose_card  # noqa: E402
-from games.rules import SeatView  # noqa: E402
+from briscola_client import BriscolaError, Client, ConflictError, PollingFeed, StreamFeed
 
 JSON = dict[str, Any]
-USER_AGENT = "briscola-example-bot/1"
+
+# -- choosing a card (docs/rules.md: strength and points) --------------------------------
+
+STRENGTH = {rank: i for i, rank in enumerate("A3RCF76542")}  # 0 is the strongest
+POINTS = {"A": 11, "3": 10, "R": 4, "C": 3, "F": 2}
 
 
-class ApiError(Exception):
-    """An error answer of the API: ``{"code", "message", "details"}`` and its status."""
+def _beats(card: str, best: str, led: str, trump: str) -> bool:
+    """Whether ``card`` beats ``best`` in a trick whose first card's suit is ``led``."""
+    if card[1] == best[1]:
+        return STRENGTH[card[0]] < STRENGTH[best[0]]
+    return card[1] == trump or (best[1] != trump and card[1] == led and best[1] != led)
 
-    def __init__(self, status: int, code: str, message: str, details: JSON | None = None):
-        super().__init__(f"{code} ({status}): {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details or {}
+
+def random_card(deal: JSON) -> str:
+    return str(random.Random(f"{deal['id']}:{deal['ply']}").choice(deal["legal"]))
+
+
+def greedy_card(deal: JSON) -> str:
+    """Take a trick that carries points as cheaply as possible; otherwise give away the
+    card worth least (keeping trumps); let a partner who is winning have points."""
+    legal: list[str] = deal["legal"]
+    trump: str = deal["trump"]
+
+    def cost(card: str) -> tuple[int, int, int]:
+        return (card[1] == trump, POINTS.get(card[0], 0), -STRENGTH[card[0]])
+
+    table = [t["card"] for t in deal["table"]]
+    if not table:
+        return min(legal, key=cost)
+    led = table[0][1]
+    best_index = 0
+    for i, card in enumerate(table[1:], start=1):
+        if _beats(card, table[best_index], led, trump):
+            best_index = i
+    best = table[best_index]
+    partner_winning = deal["players"] == 4 and len(table) - best_index == 2
+    points = sum(POINTS.get(c[0], 0) for c in table)
+    if partner_winning:
+        return max(legal, key=lambda c: (c[1] != trump, POINTS.get(c[0], 0)))
+    winners = [c for c in legal if _beats(c, best, led, trump)]
+    if winners and points >= 2:
+        return min(winners, key=cost)
+    return min(legal, key=cost)
+
+
+def chooser(level: str, budget_ms: float) -> Callable[[JSON], str]:
+    if level == "random":
+        return random_card
+    if level == "greedy":
+        return greedy_card
+    # The service's own levels, from a checkout (its pure games.bots package).
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from games.bots import LEVELS, choose_card
+    from games.rules import SeatView
+
+    if level not in LEVELS:
+        raise ValueError(level)
+
+    def service_bot(deal: JSON) -> str:
+        seed = f"{deal['id']}:{deal['ply']}"
+        return choose_card(level, SeatView.from_dict(deal), seed=seed, budget_ms=budget_ms).code
+
+    return service_bot
+
+
+# -- setting up: account and match -------------------------------------------------------
 
 
 class GiveUp(Exception):
     """The match cannot be played to its end (aborted, or the timeout passed)."""
 
 
-class Api:
-    """A tiny JSON client: token auth, one error shape, 429 answered by waiting."""
-
-    def __init__(self, base_url: str, *, deadline: float) -> None:
-        self.base = base_url.rstrip("/") + "/api/v1"
-        self.token: str | None = None
-        self.deadline = deadline
-
-    def call(self, method: str, path: str, body: JSON | None = None) -> Any:
-        """The decoded body of the answer; an error answer raises ApiError."""
-        return self.request(method, path, body)[2]
-
-    def request(
-        self, method: str, path: str, body: JSON | None = None, etag: str | None = None
-    ) -> tuple[int, Any, Any]:
-        """The status, headers and decoded body (None for a 304) of the answer. ``etag``
-        goes in ``If-None-Match``: the answer is then 304 while it is still current."""
-        url = self.base + path
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self.token:
-            headers["Authorization"] = f"Token {self.token}"
-        if etag:
-            headers["If-None-Match"] = etag
-        connection_failures = 0
-        while True:
-            request = urllib.request.Request(url, data=data, headers=headers, method=method)
-            try:
-                with urllib.request.urlopen(request, timeout=30) as response:
-                    raw = response.read()
-                    return response.status, response.headers, json.loads(raw) if raw else None
-            except urllib.error.HTTPError as exc:
-                if exc.code == 304:  # not modified: what we have is current
-                    return 304, exc.headers, None
-                error = _api_error(exc)
-                if exc.code == 429:  # throttled: wait as told, then ask again
-                    self.sleep(_retry_after(exc, error))
-                    continue
-                raise error from None
-            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-                connection_failures += 1
-                if connection_failures > 3:
-                    raise ApiError(0, "connection_error", str(exc)) from None
-                self.sleep(0.5 * connection_failures)
-
-    def sleep(self, seconds: float) -> None:
-        if time.monotonic() + seconds > self.deadline:
-            raise GiveUp("timeout")
-        time.sleep(seconds)
-
-
-def _api_error(exc: urllib.error.HTTPError) -> ApiError:
-    try:
-        body = json.loads(exc.read() or b"{}")
-    except ValueError:
-        body = {}
-    if not isinstance(body, dict):
-        body = {}
-    return ApiError(
-        exc.code,
-        str(body.get("code") or f"http_{exc.code}"),
-        str(body.get("message") or exc.reason),
-        body.get("details") if isinstance(body.get("details"), dict) else {},
-    )
-
-
-def _retry_after(exc: urllib.error.HTTPError, error: ApiError) -> float:
-    for value in (exc.headers.get("Retry-After"), error.details.get("retry_after")):
-        try:
-            return max(0.1, float(str(value)))
-        except ValueError:  # absent (None), or an HTTP date: wait a second
-            continue
-    return 1.0
-
-
-# -- setting up: account and match -------------------------------------------------------
-
-
-def log_in(api: Api, username: str, password: str, *, register: bool) -> None:
-    credentials = {"username": username, "password": password}
+def log_in(client: Client, username: str, password: str, *, register: bool) -> Client:
     if register:
         try:
-            api.token = api.call("POST", "/auth/register", credentials)["token"]
-            return
-        except ApiError as exc:
+            return Client.register(client.base_url, username, password, sleep=client.sleep)
+        except BriscolaError as exc:
             if exc.code != "username_taken":
                 raise
-    api.token = api.call("POST", "/auth/token", credentials)["token"]
+    return Client.login(client.base_url, username, password, sleep=client.sleep)
 
 
 def parse_create(spec: str) -> JSON:
-    """``"2:first_to_2:greedy"`` -> the body of ``POST /matches``."""
+    """``"2:first_to_2:greedy"`` -> the arguments of ``Client.create_match``."""
     try:
         players_text, format, seats_text = spec.split(":", 2)
         players = int(players_text)
@@ -176,21 +150,20 @@ def parse_create(spec: str) -> JSON:
     return {"players": players, "format": format, "seats": seats}
 
 
-def join_open(api: Api, username: str, poll_interval: float) -> str:
+def join_open(client: Client, username: str, poll_interval: float) -> str:
     """Join the first match with an open seat that someone else created."""
     while True:
-        page = api.call("GET", "/matches?open=true&page_size=100")
-        for match in page["results"]:
+        for match in client.matches(open=True):
             if match["created_by"].lower() == username.lower():
                 continue
             try:
-                api.call("POST", f"/matches/{match['id']}/join", {})
-            except ApiError as exc:
+                client.join(match["id"])
+            except ConflictError as exc:
                 if exc.code in ("match_not_joinable", "seat_unavailable"):
                     continue  # someone else was quicker
                 raise
             return str(match["id"])
-        api.sleep(max(poll_interval, 0.5))
+        client.sleep(max(poll_interval, 0.5))
 
 
 # -- playing -----------------------------------------------------------------------------
@@ -202,29 +175,7 @@ def _result_word(winner: int | None, team: int | None) -> str:
     return "won" if winner == team else "lost"
 
 
-class MatchWatch:
-    """The match detail as last read, and its ``ETag``: re-reading sends the tag back, and
-    while nothing changed the answer is a bodiless 304 (one small query on the server), so
-    polling often costs little. Every answer that carries a detail (a move's 201 too)
-    brings its tag."""
-
-    def __init__(self, api: Api, match_id: str) -> None:
-        self.api, self.path = api, f"/matches/{match_id}"
-        self.etag: str | None = None
-        self.detail: JSON = {}
-        self.refresh()
-
-    def refresh(self) -> JSON:
-        status, headers, body = self.api.request("GET", self.path, etag=self.etag)
-        if status != 304:
-            self.seen(headers, body)
-        return self.detail
-
-    def seen(self, headers: Any, detail: JSON) -> None:
-        self.etag, self.detail = headers.get("ETag"), detail
-
-
-def _report_deals(detail: JSON, team: int | None, reported: set[int]) -> None:
+def _report_deals(detail: Any, team: int | None, reported: set[int]) -> None:
     """A line for each deal played to its end since the last call."""
     for deal in detail["deals"]:
         if deal["status"] != "finished" or deal["id"] in reported:
@@ -238,112 +189,36 @@ def _report_deals(detail: JSON, team: int | None, reported: set[int]) -> None:
         )
 
 
-class NoStream(Exception):
-    """The server has no stream for us (an older server, or too many streams open)."""
-
-
-def stream_events(api: Api, match_id: str, after: int | None) -> Iterator[JSON]:
-    """The match stream's events (NDJSON), from the one after ``after``, until the server
-    ends the stream. Empty lines are heartbeats."""
-    path = f"{api.base}/matches/{match_id}/stream"
-    if after is not None:
-        path += f"?after={after}"
-    headers = {"Accept": "application/x-ndjson", "User-Agent": USER_AGENT}
-    if api.token:
-        headers["Authorization"] = f"Token {api.token}"
-    request = urllib.request.Request(path, headers=headers)
-    try:
-        response = urllib.request.urlopen(request, timeout=60)  # heartbeats come every 15 s
-    except urllib.error.HTTPError as exc:
-        error = _api_error(exc)
-        if exc.code in (406, 429) or (exc.code == 404 and error.code == "not_found"):
-            raise NoStream(error.code) from None
-        raise error from None
-    with response:
-        for line in response:
-            if line.strip():
-                yield json.loads(line)
-
-
-def play_streaming(
-    api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval: float
-) -> JSON:
-    """Wait on the match's stream and play each turn until the match ends; returns the
-    final match detail. Every event's ``detail`` is the match as this seat sees it (the
-    body ``GET /matches/{id}`` answers), so the client never reads the match itself."""
-    last: int | None = None
-    detail: JSON = {}
+def play(client: Client, match_id: str, *, choose: Callable[[JSON], str]) -> Any:
+    """Wait for each turn and play it until the match ends; returns the final match."""
     reported: set[int] = set()
+    team: int | None = None
     while True:
-        for event in stream_events(api, match_id, last):
-            if event["type"] == "stream_closed":
-                raise ApiError(0, str(event["reason"]), "the server closed the stream")
-            last, detail = event["id"], event["detail"]
-            seat = detail["your_seat"]
-            _report_deals(detail, None if seat is None else int(seat) % 2, reported)
-            if detail["status"] in ("finished", "aborted"):
-                return detail
-            deal = detail["current_deal"]
-            if detail["status"] != "active" or deal is None or deal["turn"] != deal["seat"]:
-                continue
-            view = SeatView.from_dict(deal)
-            card = choose_card(level, view, seed=f"{deal['id']}:{deal['ply']}", budget_ms=budget_ms)
-            try:
-                api.call(
-                    "POST", f"/matches/{match_id}/moves", {"card": card.code, "ply": deal["ply"]}
-                )
-            except ApiError as exc:
-                # Somebody moved first, or the deal ended: the stream brings what happened.
-                if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
-                    raise
-        if detail.get("status") in ("finished", "aborted"):
-            return detail
-        # The stream ended early (a proxy, a restart; or a server that cannot hold it open
-        # answers what is owed and ends): reconnect after the last event seen.
-        api.sleep(poll_interval)
-
-
-def play(api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval: float) -> JSON:
-    """Poll the match and play each turn until it ends; returns the final match detail.
-
-    The detail holds the seat's view, ``current_deal``, with its ``legal`` cards, and a
-    summary of every deal (its points once it is over).
-    """
-    watch = MatchWatch(api, match_id)
-    seat = watch.detail["your_seat"]  # set once seated; it never changes
-    team = None if seat is None else int(seat) % 2
-    reported: set[int] = set()
-    while True:
-        detail = watch.detail
-        _report_deals(detail, team, reported)
-        if detail["status"] in ("finished", "aborted"):
-            return detail
-        deal = detail["current_deal"]
-        if detail["status"] != "active" or deal is None or deal["turn"] != deal["seat"]:
-            api.sleep(poll_interval)  # not our turn: look again later
-            watch.refresh()
-            continue
-        view = SeatView.from_dict(deal)
-        card = choose_card(level, view, seed=f"{deal['id']}:{deal['ply']}", budget_ms=budget_ms)
+        match = client.wait_for_turn(match_id)  # the match's feed: polls, or a stream
+        if match["your_seat"] is not None:
+            team = match["your_seat"] % 2
+        _report_deals(match, team, reported)
+        if match["status"] in ("finished", "aborted"):
+            return match
+        deal = match["current_deal"]
+        assert deal is not None
         try:
-            _, headers, played = api.request(
-                "POST", f"{watch.path}/moves", {"card": card.code, "ply": deal["ply"]}
-            )
-            watch.seen(headers, played)  # the match as our move left it
-        except ApiError as exc:
-            # Somebody moved first, or the deal ended: read the match again, decide again.
+            client.play(match_id, choose(dict(deal)), deal["ply"])
+        except ConflictError as exc:
+            # Somebody moved first, or the deal ended: look again, decide again.
             if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
                 raise
-            watch.refresh()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--base-url", default="http://127.0.0.1:8000")
     parser.add_argument("--username", required=True)
     parser.add_argument("--password", required=True)
     parser.add_argument("--register", action="store_true", help="create the account first")
-    parser.add_argument("--level", choices=sorted(LEVELS), default="greedy")
+    parser.add_argument(
+        "--level", default="greedy", help="random, greedy; expert... from a checkout"
+    )
     parser.add_argument("--budget-ms", type=float, default=100, help="expert: think time")
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--create", type=parse_create, metavar="PLAYERS:FORMAT:SEATS")
@@ -358,38 +233,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--poll-interval", type=float, default=0.2)
     parser.add_argument("--timeout", type=float, default=600, help="seconds, in all")
     args = parser.parse_args(argv)
-
-    api = Api(args.base_url, deadline=time.monotonic() + args.timeout)
     try:
-        log_in(api, args.username, args.password, register=args.register)
+        choose = chooser(args.level, args.budget_ms)
+    except (ImportError, ValueError):
+        parser.error(f"unknown --level {args.level!r} (random, greedy; more from a checkout)")
+
+    deadline = time.monotonic() + args.timeout
+
+    def sleep(seconds: float) -> None:
+        if time.monotonic() + seconds > deadline:
+            raise GiveUp("timeout")
+        time.sleep(seconds)
+
+    try:
+        anonymous = Client(args.base_url, sleep=sleep)
+        client = log_in(anonymous, args.username, args.password, register=args.register)
+        polling = PollingFeed(interval=args.poll_interval)
+        client.feed = StreamFeed(fallback=polling) if args.wait == "stream" else polling
         if args.create is not None:
-            match_id = str(api.call("POST", "/matches", args.create)["id"])
+            match_id = str(client.create_match(**args.create)["id"])
             print(f"match {match_id} created", flush=True)
         elif args.join is not None:
             match_id = args.join
             try:
-                api.call("POST", f"/matches/{match_id}/join", {})
-            except ApiError as exc:
+                client.join(match_id)
+            except ConflictError as exc:
                 if exc.code != "already_seated":  # a restarted client goes on playing
                     raise
             print(f"match {match_id} joined", flush=True)
         else:
-            match_id = join_open(api, args.username, args.poll_interval)
+            match_id = join_open(client, args.username, args.poll_interval)
             print(f"match {match_id} joined", flush=True)
-        options = {
-            "level": args.level,
-            "budget_ms": args.budget_ms,
-            "poll_interval": args.poll_interval,
-        }
-        final = None
-        if args.wait == "stream":
-            try:
-                final = play_streaming(api, match_id, **options)
-            except NoStream as exc:
-                print(f"no stream ({exc}): polling instead", file=sys.stderr, flush=True)
-        if final is None:
-            final = play(api, match_id, **options)
-    except ApiError as exc:
+        final = play(client, match_id, choose=choose)
+    except BriscolaError as exc:
         print(f"error: {exc.code} ({exc.status}): {exc.message}", file=sys.stderr)
         return 1
     except GiveUp as exc:

@@ -4,7 +4,14 @@ Errors from :mod:`games.rules` (invalid_card, not_your_turn, card_not_in_hand,
 deal_over) carry their own code and status and reach the client unchanged.
 """
 
-from briscola_service.exceptions import ServiceError
+from briscola_service.exceptions import ServiceError, register_error_base
+from games.bots import UnknownBotLevelError
+from games.models import AppendOnlyError
+from games.rules.errors import RulesError
+
+# Rendered by duck typing (a code and a status): the schema's enum of codes lists them too.
+for _base in (RulesError, UnknownBotLevelError, AppendOnlyError):
+    register_error_base(_base)
 
 
 class MatchNotFoundError(ServiceError):

@@ -26,9 +26,9 @@ def query_params(request: Request, *, keep_format: bool = False) -> dict[str, An
     return {k: v for k, v in request.query_params.items() if keep_format or k != switch}
 
 
+# AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401. (A
+# comment, not a docstring: the schema would show a view's docstring to the public.)
 class OpenToPublicDealsApi(APIView):
-    """AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401."""
-
     permission_classes = [AllowAny]
 
     def handle_exception(self, exc: Exception) -> Response:

@@ -3,7 +3,7 @@ or a piece of the seed of a deal still being played? Shared by every test that l
 leaks (``tests/hardening/test_no_leaks.py``, the API and replay scanners); its own proof is
 ``tests/hardening/test_leak_detector.py`` and ``bench/audit_mutations.py``.
 
-RULES.md, "What each seat may know": during a deal a seat knows its own hand, the face-up
+docs/rules.md, "What each seat may know": during a deal a seat knows its own hand, the face-up
 briscola, the cards played, and (4 players, option on, stock empty) its partner's hand;
 nothing else -- not the other hands, not the stock, not the seed. Once a deal ends,
 everything about it is open to the match's players (to everyone if the match is public).
@@ -157,7 +157,7 @@ class Truth:
             and state.stock_count == 0
             and not state.is_over
         ):
-            shown.add((seat + 2) % n)  # RULES.md: partners' last hand
+            shown.add((seat + 2) % n)  # docs/rules.md: partners' last hand
         cards = {c.code for s in range(n) if s not in shown for c in state.hands[s]}
         cards |= {c.code for c in state.stock}
         cards.discard(state.briscola.code)  # face up: public, also once drawn

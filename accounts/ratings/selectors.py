@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from accounts.models import PlayerStats, Rating, RatingChange, User
 from accounts.ratings.math import (
@@ -112,14 +112,21 @@ def rating_change_json(change: RatingChange) -> JSON:
     }
 
 
-def leaderboard(*, category: str) -> QuerySet[Rating]:
-    """Settled (non-provisional) players of ``category``, best first."""
-    return (
+def leaderboard(*, category: str, bots: str = "include") -> QuerySet[Rating]:
+    """Settled (non-provisional) players of ``category``, best first. ``bots``:
+    ``include`` (default), ``exclude`` (people only) or ``only`` (bots, the service's own
+    and third parties')."""
+    queryset = (
         Rating.objects.filter(category=category_check(category), sigma__lt=PROVISIONAL_SIGMA)
         .select_related("user")
         .filter(user__is_active=True)
-        .order_by("-mu", "user_id")
     )
+    is_bot = Q(user__is_bot=True) | Q(user__third_party_bot=True)
+    if bots == "exclude":
+        queryset = queryset.exclude(is_bot)
+    elif bots == "only":
+        queryset = queryset.filter(is_bot)
+    return queryset.order_by("-mu", "user_id")
 
 
 def rating_changes_by_match(

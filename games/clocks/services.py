@@ -193,8 +193,11 @@ def clock_set(
     fields["to_move_seat"] = turn
     bot: BotTurn | None = None
     now = db_now(match)
-    if seat["is_bot"] or seat.get("bot_holds"):
-        bot = BotTurn(seat["bot_level"] if seat["is_bot"] else match.timeout_bot_level)
+    # The service's own bots (a level) play untimed; a third-party bot account plays
+    # through the API like a person, and is timed like one.
+    service_bot = seat["is_bot"] and seat["bot_level"]
+    if service_bot or seat.get("bot_holds"):
+        bot = BotTurn(seat["bot_level"] if service_bot else match.timeout_bot_level)
         fields.update(deadline=None, bot_to_move_since=now)
     else:
         first = deal_number == 1 and state.ply < match.players

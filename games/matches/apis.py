@@ -217,7 +217,8 @@ class MoveCreateApi(APIView):
         tags=["matches"],
         summary="Play a card",
         description=(
-            "`ply` is the deal's move count you last saw. Errors: `invalid_card` 400, "
+            "`card` is one of your `legal` cards; `ply` is the deal's `ply` you last saw "
+            "(a JSON integer). Answers the match as the move left it. Errors: `invalid_card` 400, "
             "`card_not_in_hand` 400, `not_a_player` 403, `match_not_found` 404, "
             "`stale_ply` 409 (details.current_ply), `not_your_turn` 409, `match_over` 409, "
             "`match_not_started` 409.\n\n"
@@ -259,6 +260,11 @@ class MatchEventsApi(APIView):
         operation_id="matches_events",
         tags=["matches"],
         summary="What happened after event `after`, as you may know it",
+        description=(
+            "Events are numbered from 1, the same for every viewer; each has its `type`, "
+            "`at` (when it happened) and the facts of that type. Cards you may not know "
+            "are null. Poll with `after=<last_id>`."
+        ),
         parameters=[
             OpenApiParameter(
                 "after", {"type": "integer", "minimum": 0}, description="Last id seen."
@@ -281,6 +287,10 @@ class DealRecordApi(OpenToPublicDealsApi):
         operation_id="deals_retrieve",
         tags=["deals"],
         summary="A finished deal's full record (seed, deck, moves, tricks, draws, points)",
+        description=(
+            "Once the deal is over: to its players, and to everyone (anonymous visitors "
+            "too) when the match is public; `deal_not_over` 403 while it is played."
+        ),
         responses={200: DealRecordOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:

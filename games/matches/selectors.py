@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.utils.crypto import salted_hmac
 
 from accounts.models import RatingChange, User
@@ -133,6 +133,7 @@ def matches_list(
         )
     return (
         queryset.select_related("created_by")
+        .annotate(last_move_at=last_move_at_subquery())
         .prefetch_related("seats__user")
         .order_by("-created_at", "id")
     )
@@ -144,7 +145,7 @@ def seat_json(seat: Seat) -> JSON:
         "seat": seat.number,
         "team": seat.team,
         "user": user.username if user else None,
-        "is_bot": bool(user and user.is_bot),
+        "is_bot": bool(user and user.plays_as_bot),
         "bot_level": user.bot_level if user and user.is_bot else None,
         "joined": seat.joined_at is not None,
         "away": seat.away,
@@ -169,6 +170,20 @@ def deal_summary(deal: Deal) -> JSON:
     }
 
 
+def last_move_at_subquery() -> Subquery:
+    """The time of a match's last move, for ``.annotate(last_move_at=...)`` on matches."""
+    moves = Move.objects.filter(deal__match=OuterRef("pk")).order_by("-created_at")
+    return Subquery(moves.values("created_at")[:1])
+
+
+def _last_move_at(match: Match) -> Any:
+    if hasattr(match, "last_move_at"):  # annotated by the list's query
+        return match.last_move_at
+    if match.status == MatchStatus.WAITING:
+        return None
+    return Move.objects.filter(deal__match=match).aggregate(at=Max("created_at"))["at"]
+
+
 def match_summary(match: Match, seats: list[Seat]) -> JSON:
     return {
         "id": str(match.id),
@@ -182,6 +197,7 @@ def match_summary(match: Match, seats: list[Seat]) -> JSON:
         "created_at": match.created_at,
         "started_at": match.started_at,
         "finished_at": match.finished_at,
+        "last_move_at": _last_move_at(match),
         "seats": [_seat_json(s) for s in seats],
         "deals_won": list(match.deals_won),
         "winner": match.winner_team,
@@ -265,6 +281,7 @@ class MatchSnapshot:
         seat = self.joined_seat_of(user.pk)
         data = dict(self.summary)
         data["your_seat"] = seat
+        data["ratings"] = ratings_state(self.summary, self.rating_changes)
         data["rating_changes"] = self.rating_changes
         data["deals"] = self.deals
         data["current_deal"] = self.current.view(seat) if self.current else None
@@ -430,6 +447,13 @@ def _lock_sql() -> str:
     return f"SELECT *, CURRENT_TIMESTAMP AS db_now FROM {Match._meta.db_table} WHERE id = %s{lock}"
 
 
+def ratings_state(summary: JSON, rating_changes: list[JSON]) -> str:
+    """``unrated``, ``pending`` or ``applied``: where a match's rating changes are."""
+    if not summary["rated"] or summary["status"] == MatchStatus.ABORTED:
+        return "unrated"
+    return "applied" if rating_changes else "pending"
+
+
 def match_rating_changes(match: Match, seats: list[Seat]) -> list[JSON]:
     """Each seat's rating change, once a finished rated match has been rated (else [])."""
     if not match.rated or match.status != MatchStatus.FINISHED:
@@ -456,35 +480,63 @@ def match_events_for_user(*, match: Match, user: User, after: int = 0) -> JSON:
     seat = seat_of_user(seats, user)
     viewer = seat.number if seat else None
     events: list[JSON] = [
-        {"type": "match_created", "players": match.players, "format": match.format}
+        {
+            "type": "match_created",
+            "at": match.created_at,
+            "players": match.players,
+            "format": match.format,
+        }
     ]
     # The clock's events (games.clocks) are placed where they happened: before the first
     # deal, at a turn of a deal (before the card played at that ply), after the match.
     clock = list(MatchEvent.objects.filter(match=match).order_by("id"))
     events += [_clock_event(e) for e in clock if e.deal is None and not e.after_end]
     if match.started_at is not None:
-        events.append({"type": "match_started", "seats": [_seat_json(s) for s in seats]})
+        events.append(
+            {
+                "type": "match_started",
+                "at": match.started_at,
+                "seats": [_seat_json(s) for s in seats],
+            }
+        )
     deals = list(match.deals.order_by("number"))
+    # When each card was played: a card's event, and the trick, draws and end it caused.
+    played_at: dict[tuple[int, int], Any] = {
+        (deal_id, ply): at
+        for deal_id, ply, at in Move.objects.filter(deal__match=match).values_list(
+            "deal_id", "ply", "created_at"
+        )
+    }
     for deal in deals:
         deal.match = match
         state = deal_state(deal)
         at_turn = [e for e in clock if e.deal == deal.pk]
+        at = deal.started_at
         for event in rules.deal_events(state, viewer):
             if event["type"] == "card_played":
+                at = played_at.get((deal.pk, event["ply"]), at)
                 while at_turn and (at_turn[0].ply or 0) <= event["ply"]:
                     events.append(_clock_event(at_turn.pop(0)))
             if event["type"] == "deal_started":
                 event = {**event, "number": deal.number, "commitment": deal.commitment}
             if event["type"] == "deal_ended":
                 event = {**event, "seed": deal.seed}
-            events.append({**event, "deal": deal.pk})
+            events.append({**event, "at": at, "deal": deal.pk})
         events += [_clock_event(e) for e in at_turn]
         if deal.status == DealStatus.ABANDONED:
-            events.append({"type": "deal_abandoned", "deal": deal.pk, "seed": deal.seed})
+            events.append(
+                {
+                    "type": "deal_abandoned",
+                    "at": deal.finished_at or match.finished_at or at,
+                    "deal": deal.pk,
+                    "seed": deal.seed,
+                }
+            )
     if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
         events.append(
             {
                 "type": "match_ended",
+                "at": match.finished_at or match.created_at,
                 "status": match.status,
                 "reason": match.end_reason or None,
                 "winner": match.winner_team,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
 from games import rules
 from games.matches.services import SeatSpec
-from games.models import MatchFormat, MatchStatus
+from games.models import DealStatus, EndReason, MatchFormat, MatchStatus
 
 
 class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -22,7 +23,12 @@ class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+                raise serializers.ValidationError(
+                    {
+                        name: [ErrorDetail("Unknown field.", code="unknown_field")]
+                        for name in unknown
+                    }
+                )
         return super().to_internal_value(data)
 
 
@@ -65,6 +71,17 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
 
     def to_representation(self, value: SeatSpec) -> Any:
         return "open" if value.kind == "open" else {value.kind: value.value}
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only: DRF's IntegerField would take "1", 1.0 or true as 1."""
+
+    default_error_messages = {"invalid": "A whole number is required (a JSON integer)."}
+
+    def to_internal_value(self, data: Any) -> int:
+        if type(data) is not int:
+            self.fail("invalid")
+        return int(super().to_internal_value(data))
 
 
 @extend_schema_field(
@@ -118,7 +135,12 @@ class MatchCreateInput(StrictSerializer):
 
 
 class MatchJoinInput(StrictSerializer):
-    seat = serializers.IntegerField(min_value=0, max_value=3, required=False)
+    seat = StrictIntegerField(
+        min_value=0,
+        max_value=3,
+        required=False,
+        help_text="The seat to take; default: the first free.",
+    )
 
 
 class StrictCharField(serializers.CharField):
@@ -132,8 +154,10 @@ class StrictCharField(serializers.CharField):
 
 class MoveInput(StrictSerializer):
     card = StrictCharField(max_length=8, help_text="A card code such as 'Ad' or '3b'.")
-    ply = serializers.IntegerField(
-        min_value=0, max_value=39, help_text="The deal's move count you saw (`ply`)."
+    ply = StrictIntegerField(
+        min_value=0,
+        max_value=39,
+        help_text="The deal's `ply` (cards played so far) you saw: a JSON integer.",
     )
 
 
@@ -142,7 +166,7 @@ class MatchListFilters(StrictSerializer):
     mine = serializers.BooleanField(required=False, default=False)
     open = serializers.BooleanField(required=False, default=False)
     page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
 
 
 class DeclineInput(StrictSerializer):
@@ -155,14 +179,32 @@ class EventsFilter(StrictSerializer):
 
 # -- outputs (documentation of the shapes the selectors build) ------------------------
 
+CARD = "A card code: rank (A 3 R C F 7 6 5 4 2) then suit (c d s b), e.g. `Ad` (docs/rules.md)."
+
+
+def _card(**kwargs: Any) -> serializers.CharField:
+    return serializers.CharField(help_text=kwargs.pop("help_text", CARD), **kwargs)
+
+
+def _cards(help_text: str, **kwargs: Any) -> serializers.ListField:  # type: ignore[type-arg]
+    return serializers.ListField(child=serializers.CharField(), help_text=help_text, **kwargs)
+
+
+SEAT = "A seat number: 0..players-1 in playing order (partners sit opposite)."
+TEAM = "A team: 0 (seats 0 and 2) or 1 (seats 1 and 3); in 2-player matches the seat."
+
 
 class SeatOutput(serializers.Serializer):  # type: ignore[type-arg]
-    seat = serializers.IntegerField()
-    team = serializers.IntegerField()
-    user = serializers.CharField(allow_null=True)
-    is_bot = serializers.BooleanField()
-    bot_level = serializers.CharField(allow_null=True)
-    joined = serializers.BooleanField()
+    seat = serializers.IntegerField(help_text=SEAT)
+    team = serializers.IntegerField(help_text=TEAM)
+    user = serializers.CharField(allow_null=True, help_text="Who sits there; null: open seat.")
+    is_bot = serializers.BooleanField(
+        help_text="A bot: one of the service's own (`bot_level` set) or a third party's."
+    )
+    bot_level = serializers.CharField(
+        allow_null=True, help_text="The service bot's level; null for people and third-party bots."
+    )
+    joined = serializers.BooleanField(help_text="False while an invitation is not yet taken.")
     away = serializers.BooleanField(help_text="The timeout bot played this seat's last turn.")
     bot_holds = serializers.BooleanField(
         help_text="After 3 timeouts in a row the bot plays the seat until its person returns."
@@ -170,71 +212,118 @@ class SeatOutput(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class TrickOutput(serializers.Serializer):  # type: ignore[type-arg]
-    leader = serializers.IntegerField()
-    cards = serializers.ListField(child=serializers.CharField())
-    seats = serializers.ListField(child=serializers.IntegerField())
-    winner = serializers.IntegerField()
-    points = serializers.IntegerField()
+    leader = serializers.IntegerField(help_text="The seat that led the trick.")
+    cards = _cards("The cards in the order played, from the leader.")
+    seats = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Who played each card, in order."
+    )
+    winner = serializers.IntegerField(help_text="The seat that won the trick.")
+    points = serializers.IntegerField(help_text="Card points in the trick.")
 
 
 class TableCardOutput(serializers.Serializer):  # type: ignore[type-arg]
-    seat = serializers.IntegerField()
-    card = serializers.CharField()
+    seat = serializers.IntegerField(help_text="Who played it.")
+    card = _card()
 
 
 class DealSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
-    id = serializers.IntegerField()
-    number = serializers.IntegerField()
-    dealer = serializers.IntegerField()
-    status = serializers.CharField()
+    id = serializers.IntegerField(help_text="The deal's id (`/api/v1/deals/{id}`).")
+    number = serializers.IntegerField(help_text="1 for the match's first deal.")
+    dealer = serializers.IntegerField(help_text="The dealer's seat; the seat after leads.")
+    status = serializers.ChoiceField(choices=DealStatus.choices)
     commitment = serializers.CharField(help_text="SHA-256 of the seed, published at the start.")
     seed = serializers.CharField(allow_null=True, help_text="Revealed when the deal ends.")
-    points = serializers.ListField(child=serializers.IntegerField(), allow_null=True)
-    winner = serializers.IntegerField(allow_null=True)
+    points = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="Card points per team, once the deal is over (61+ wins, 60-60 is drawn).",
+    )
+    winner = serializers.IntegerField(allow_null=True, help_text="The winning team; null: none.")
 
 
-class DealViewOutput(DealSummaryOutput):
-    players = serializers.IntegerField()
+class SeatViewOutput(serializers.Serializer):  # type: ignore[type-arg]
+    """A deal as one seat may see it (docs/rules.md, "What each seat may know")."""
+
+    players = serializers.IntegerField(help_text="2 or 4.")
+    dealer = serializers.IntegerField(help_text="The dealer's seat; the seat after leads.")
     seat = serializers.IntegerField(allow_null=True, help_text="Your seat; null for a spectator.")
-    team = serializers.IntegerField(allow_null=True)
-    hand = serializers.ListField(child=serializers.CharField())
-    partner_hand = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    hand_sizes = serializers.ListField(child=serializers.IntegerField())
-    briscola = serializers.CharField()
-    trump = serializers.CharField()
-    briscola_on_table = serializers.BooleanField()
-    briscola_holder = serializers.IntegerField(allow_null=True)
-    stock_count = serializers.IntegerField()
-    leader = serializers.IntegerField()
-    table = TableCardOutput(many=True)
-    tricks = TrickOutput(many=True)
-    turn = serializers.IntegerField(allow_null=True)
-    ply = serializers.IntegerField()
-    legal = serializers.ListField(child=serializers.CharField())
-    over = serializers.BooleanField()
+    team = serializers.IntegerField(allow_null=True, help_text="Your team; null for a spectator.")
+    hand = _cards("Your hand (empty for a spectator).")
+    partner_hand = _cards(
+        "Your partner's hand in the last three tricks of a 4-player deal with the "
+        "`partners_last_hand` option; else null.",
+        allow_null=True,
+    )
+    hand_sizes = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Cards in each seat's hand, by seat."
+    )
+    briscola = _card(help_text="The face-up card; its suit is trump for the deal.")
+    trump = serializers.ChoiceField(
+        choices=["c", "d", "s", "b"], help_text="The trump suit (the briscola's)."
+    )
+    briscola_on_table = serializers.BooleanField(help_text="The face-up card is not drawn yet.")
+    briscola_holder = serializers.IntegerField(
+        allow_null=True,
+        help_text="The seat that drew the face-up card and has not played it yet; else null.",
+    )
+    stock_count = serializers.IntegerField(help_text="Cards left to draw, the face-up one too.")
+    leader = serializers.IntegerField(help_text="The seat that leads (led) the current trick.")
+    table = TableCardOutput(many=True, help_text="The current trick's cards so far, in order.")
+    tricks = TrickOutput(many=True, help_text="The finished tricks, in order.")
+    points = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Card points captured so far, by team."
+    )
+    turn = serializers.IntegerField(
+        allow_null=True, help_text="The seat to play; null when nobody is (the deal is over)."
+    )
+    ply = serializers.IntegerField(
+        help_text="Cards played so far in the deal: send it with your move (`stale_ply` if old)."
+    )
+    legal = _cards("The cards you may play now: your hand on your turn, else empty.")
+    over = serializers.BooleanField(help_text="The deal has ended.")
+    winner = serializers.IntegerField(
+        allow_null=True, help_text="The winning team once the deal is over; null: none (yet)."
+    )
+
+
+class DealViewOutput(SeatViewOutput, DealSummaryOutput):
+    """The current deal: its public summary and your seat's view of it."""
 
 
 class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
     id = serializers.UUIDField()
-    players = serializers.IntegerField()
-    format = serializers.CharField()
+    players = serializers.ChoiceField(choices=[2, 4], help_text="Seats at the table.")
+    format = serializers.ChoiceField(choices=MatchFormat.choices, help_text="When the match ends.")
     options = MatchOptionsSerializer()
-    status = serializers.CharField()
-    public = serializers.BooleanField()
-    rated = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=MatchStatus.choices)
+    public = serializers.BooleanField(help_text="Everyone may watch it.")
+    rated = serializers.BooleanField(help_text="Its result moves the players' ratings.")
     created_by = serializers.CharField()
     created_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True, help_text="When every seat was taken.")
     finished_at = serializers.DateTimeField(allow_null=True)
+    last_move_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the last card of the match was played; null: none yet."
+    )
     seats = SeatOutput(many=True)
-    deals_won = serializers.ListField(child=serializers.IntegerField())
-    winner = serializers.IntegerField(allow_null=True)
-    end_reason = serializers.CharField(allow_null=True)
+    deals_won = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Deals won by team 0 and team 1."
+    )
+    winner = serializers.IntegerField(
+        allow_null=True, help_text="The winning team; null while playing, or for a draw."
+    )
+    end_reason = serializers.ChoiceField(
+        choices=EndReason.choices,
+        allow_null=True,
+        help_text="Why the match ended; null: it has not.",
+    )
     time_control = serializers.DictField(
         allow_null=True, help_text='`{"per_move_seconds": N}`, `{"per_move_hours": N}` or null.'
     )
-    on_timeout = serializers.CharField()
-    timeout_bot = serializers.CharField()
+    on_timeout = serializers.ChoiceField(
+        choices=["bot", "forfeit"], help_text="What a timeout does: the bot plays, or forfeit."
+    )
+    timeout_bot = serializers.CharField(help_text="The bot level that plays for an absent seat.")
     to_move = serializers.IntegerField(allow_null=True, help_text="The seat to play.")
     deadline = serializers.DateTimeField(
         allow_null=True, help_text="When the seat to move (a person) must have played."
@@ -243,12 +332,14 @@ class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
     expires_at = serializers.DateTimeField(
         allow_null=True, help_text="A waiting match is called off then."
     )
-    rematch_of = serializers.UUIDField(allow_null=True)
+    rematch_of = serializers.UUIDField(
+        allow_null=True, help_text="The finished match this one is a rematch of."
+    )
 
 
 class RatingChangeOutput(serializers.Serializer):  # type: ignore[type-arg]
     match = serializers.UUIDField()
-    category = serializers.CharField(help_text="`1v1` or `2v2`.")
+    category = serializers.ChoiceField(choices=["1v1", "2v2"], help_text="`1v1` or `2v2`.")
     finished_at = serializers.DateTimeField()
     result = serializers.ChoiceField(choices=["win", "draw", "loss"])
     rating_before = serializers.IntegerField()
@@ -262,25 +353,207 @@ class SeatRatingChangeOutput(RatingChangeOutput):
     user = serializers.CharField()
 
 
+RATINGS = {
+    "unrated": "the match does not move ratings (not rated, or aborted)",
+    "pending": "a rated match not yet finished, or finished and not rated yet (soon)",
+    "applied": "`rating_changes` lists each player's change",
+}
+
+
 class MatchDetailOutput(MatchSummaryOutput):
-    your_seat = serializers.IntegerField(allow_null=True)
-    rating_changes = SeatRatingChangeOutput(
-        many=True, help_text="A finished rated match: each player's rating change, once rated."
+    your_seat = serializers.IntegerField(allow_null=True, help_text="Null: you are not seated.")
+    ratings = serializers.ChoiceField(
+        choices=list(RATINGS),
+        help_text="Where the rating changes are: "
+        + "; ".join(f"`{k}`: {v}" for k, v in RATINGS.items())
+        + ".",
     )
-    deals = DealSummaryOutput(many=True)
-    current_deal = DealViewOutput(allow_null=True)
+    rating_changes = SeatRatingChangeOutput(
+        many=True, help_text="Each player's rating change once `ratings` is `applied`; else []."
+    )
+    deals = DealSummaryOutput(many=True, help_text="The match's deals so far, in order.")
+    current_deal = DealViewOutput(
+        allow_null=True, help_text="The last deal as your seat sees it; null before the start."
+    )
+
+
+# -- events ---------------------------------------------------------------------------
+
+
+class _EventBase(serializers.Serializer):  # type: ignore[type-arg]
+    id = serializers.IntegerField(help_text="1, 2, ...: the same numbering for every viewer.")
+    at = serializers.DateTimeField(help_text="When it happened.")
+
+
+def _event(name: str, doc: str, fields: dict[str, Any]) -> type:
+    attrs: dict[str, Any] = {"type": serializers.ChoiceField(choices=[name]), **fields}
+    attrs["__doc__"] = doc
+    camel = "".join(part.title() for part in name.split("_"))
+    return type(f"{camel}Event", (_EventBase,), attrs)
+
+
+def deal_event_fields() -> dict[str, tuple[str, dict[str, Any]]]:
+    """The events of a deal as the rules engine tells them (``rules.deal_events``): for
+    each type, its description and its fields (new instances at each call)."""
+    return {
+        "deal_started": (
+            "A deal began.",
+            {
+                "dealer": serializers.IntegerField(),
+                "briscola": _card(help_text="The face-up card."),
+                "first_to_play": serializers.IntegerField(),
+            },
+        ),
+        "hand_dealt": (
+            "A seat's first three cards.",
+            {
+                "seat": serializers.IntegerField(),
+                "cards": _cards("The cards; null unless you may know them.", allow_null=True),
+            },
+        ),
+        "card_played": (
+            "A card was played.",
+            {
+                "ply": serializers.IntegerField(help_text="0 for the deal's first card."),
+                "seat": serializers.IntegerField(),
+                "card": _card(),
+            },
+        ),
+        "trick_won": (
+            "A trick was completed.",
+            {
+                "trick": serializers.IntegerField(help_text="0 for the deal's first trick."),
+                "winner": serializers.IntegerField(help_text="The seat that won it."),
+                "cards": _cards("Its cards in the order played."),
+                "points": serializers.IntegerField(),
+            },
+        ),
+        "card_drawn": (
+            "A seat drew from the stock.",
+            {
+                "seat": serializers.IntegerField(),
+                "card": _card(allow_null=True, help_text="Null unless you may know it."),
+                "briscola": serializers.BooleanField(help_text="It was the face-up card."),
+            },
+        ),
+        "deal_ended": (
+            "A deal was played out.",
+            {
+                "points": serializers.ListField(child=serializers.IntegerField()),
+                "winner": serializers.IntegerField(allow_null=True, help_text="Null: drawn."),
+                "drawn": serializers.BooleanField(help_text="60-60: nobody won it."),
+            },
+        ),
+    }
+
+
+def _match_event_types() -> dict[str, type]:
+    deal_fields = deal_event_fields()
+    for _doc, fields in deal_fields.values():
+        fields["deal"] = serializers.IntegerField(help_text="The deal's id.")
+    deal_fields["deal_started"][1].update(
+        number=serializers.IntegerField(help_text="1 for the match's first deal."),
+        commitment=serializers.CharField(help_text="SHA-256 of the deal's seed."),
+    )
+    deal_fields["deal_ended"][1]["seed"] = serializers.CharField(help_text="Now revealed.")
+    types = {
+        "match_created": (
+            "The match was created.",
+            {
+                "players": serializers.IntegerField(),
+                "format": serializers.ChoiceField(choices=MatchFormat.choices),
+            },
+        ),
+        "match_started": ("Every seat was taken.", {"seats": SeatOutput(many=True)}),
+        **deal_fields,
+        "deal_abandoned": (
+            "The match ended during this deal.",
+            {"deal": serializers.IntegerField(), "seed": serializers.CharField()},
+        ),
+        "match_ended": (
+            "The match finished or was aborted.",
+            {
+                "status": serializers.ChoiceField(choices=MatchStatus.choices),
+                "reason": serializers.ChoiceField(choices=EndReason.choices, allow_null=True),
+                "winner": serializers.IntegerField(allow_null=True),
+                "deals_won": serializers.ListField(child=serializers.IntegerField()),
+            },
+        ),
+    }
+    return {name: _event(name, doc, fields) for name, (doc, fields) in types.items()}
+
+
+EVENT_TYPES = _match_event_types()
+
+EventOutput = PolymorphicProxySerializer(
+    component_name="Event",
+    serializers=EVENT_TYPES,
+    resource_type_field_name="type",
+    many=True,
+)
 
 
 class EventsOutput(serializers.Serializer):  # type: ignore[type-arg]
-    last_id = serializers.IntegerField()
-    events = serializers.ListField(child=serializers.DictField())
+    last_id = serializers.IntegerField(help_text="The last event's id: send it as `after`.")
+    events = EventOutput
+
+
+# -- a deal's record --------------------------------------------------------------------
+
+
+class RecordResultOutput(serializers.Serializer):  # type: ignore[type-arg]
+    points = serializers.ListField(child=serializers.IntegerField())
+    winner = serializers.IntegerField(allow_null=True)
+
+
+class DealRecordBody(serializers.Serializer):  # type: ignore[type-arg]
+    """A `briscola-deal/1` record: what `python -m games.rules verify` checks offline."""
+
+    format = serializers.ChoiceField(choices=[rules.RECORD_FORMAT])
+    players = serializers.IntegerField()
+    dealer = serializers.IntegerField()
+    seed = serializers.CharField(required=False)
+    commitment = serializers.CharField(required=False)
+    deck = _cards('The 40 cards in dealing order (docs/rules.md, "Canonical deck order").')
+    moves = _cards("The cards played, in order.")
+    result = RecordResultOutput(required=False)
+
+
+class RecordTrickOutput(serializers.Serializer):  # type: ignore[type-arg]
+    leader = serializers.IntegerField()
+    cards = _cards("In the order played.")
+    winner = serializers.IntegerField()
+    points = serializers.IntegerField()
+
+
+DRAWS = "`[seat, card]` pairs in the order drawn."
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+        "minItems": 2,
+        "maxItems": 2,
+        "description": "`[seat, card]`: the seat that drew, and the card (a code).",
+    }
+)
+class DrawField(serializers.JSONField):
+    """One draw: ``[seat, card]``."""
+
+
+def draws_field(help_text: str = DRAWS, **kwargs: Any) -> serializers.ListField:  # type: ignore[type-arg]
+    return serializers.ListField(child=DrawField(), help_text=help_text, **kwargs)
 
 
 class DealRecordOutput(DealSummaryOutput):
     match = serializers.UUIDField()
-    record = serializers.DictField(help_text=f"The `{rules.RECORD_FORMAT}` record.")
-    initial_hands = serializers.ListField(child=serializers.ListField())
-    tricks = serializers.ListField(child=serializers.DictField())
-    draws = serializers.ListField(child=serializers.ListField())
+    record = DealRecordBody(help_text=f"The `{rules.RECORD_FORMAT}` record.")
+    initial_hands = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="Each seat's first three cards.",
+    )
+    tricks = RecordTrickOutput(many=True)
+    draws = draws_field()
     final_points = serializers.ListField(child=serializers.IntegerField())
-    complete = serializers.BooleanField()
+    complete = serializers.BooleanField(help_text="Every card was played.")

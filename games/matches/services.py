@@ -397,7 +397,7 @@ def _move_append(
     current = at.current
     assert current is not None  # _move_checked refused a match without a current deal
     deal_id: int = current.summary["id"]
-    Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
+    move = Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
     returned = False
     if not by_timeout_bot and at.summary["seats"][seat].get("away"):
         returned = clocks.seat_back(match, seat=seat, by="move")  # they play again
@@ -417,7 +417,11 @@ def _move_append(
     else:
         snapshot = replace(
             at,
-            summary={**at.summary, **clocks.clock_selectors.clock_summary(match)},
+            summary={
+                **at.summary,
+                **clocks.clock_selectors.clock_summary(match),
+                "last_move_at": move.created_at,
+            },
             current=replace(current, moves=(*current.moves, card.code)),
         )
     return MovePlayed(deal_id, snapshot, queued and queueing.tasks_run_in_process())

@@ -16,6 +16,7 @@ from games.players import selectors as player_selectors
 from games.players.serializers import (
     CategoryFilter,
     LeaderboardEntryOutput,
+    LeaderboardFilter,
     PageFilter,
     PlayerMatchOutput,
     PlayerOutput,
@@ -38,7 +39,7 @@ class PlayerDetailApi(APIView):
         player = rating_selectors.player_get(username=username)
         data = {
             "username": player.username,
-            "is_bot": player.is_bot,
+            "is_bot": player.plays_as_bot,
             "bot_level": player.bot_level or None,
             "date_joined": player.date_joined,
             "ratings": rating_selectors.player_ratings(player),
@@ -96,14 +97,25 @@ class LeaderboardApi(APIView):
         operation_id="leaderboard",
         tags=["players"],
         summary="Players with a settled (non-provisional) rating, best first (paginated)",
-        parameters=[_category_parameter("Default 1v1.")],
+        parameters=[
+            _category_parameter("Default 1v1."),
+            OpenApiParameter(
+                "bots",
+                str,
+                enum=["include", "exclude", "only"],
+                description="Bots (the service's and third parties'): `include` (default), "
+                "`exclude` (people only) or `only`.",
+            ),
+        ],
         responses={200: LeaderboardEntryOutput(many=True), **READ_ERRORS},
     )
     def get(self, request: Request) -> Response:
-        filters = CategoryFilter(data=query_params(request))
+        filters = LeaderboardFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)
         category = filters.validated_data.get("category", CATEGORY_1V1)
-        queryset = rating_selectors.leaderboard(category=category)
+        queryset = rating_selectors.leaderboard(
+            category=category, bots=filters.validated_data["bots"]
+        )
         paginator = self.pagination_class()
         page = list(paginator.paginate_queryset(queryset, request, view=self) or [])
         first_rank = (paginator.page.start_index() if page else 1) if paginator.page else 1
@@ -111,7 +123,7 @@ class LeaderboardApi(APIView):
             {
                 "rank": first_rank + i,
                 "username": r.user.username,
-                "is_bot": r.user.is_bot,
+                "is_bot": r.user.plays_as_bot,
                 "rating": display_rating(r.mu),
                 "deviation": rating_selectors.rating_json(r.mu, r.sigma, r.games)["deviation"],
                 "games": r.games,

@@ -8,7 +8,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from accounts.models import User
 from accounts.ratings.selectors import rating_change_json, rating_changes_by_match
-from games.matches.selectors import match_summary, matches_visible_to
+from games.matches.selectors import last_move_at_subquery, match_summary, matches_visible_to
 from games.models import Match, Seat
 
 
@@ -19,6 +19,7 @@ def player_matches(*, player: User, viewer: User) -> QuerySet[Match]:
         matches_visible_to(viewer)
         .filter(Exists(seated))
         .select_related("created_by")
+        .annotate(last_move_at=last_move_at_subquery())
         .prefetch_related("seats__user")
         .order_by("-created_at", "id")
     )
@@ -33,3 +34,8 @@ def player_matches_json(*, player: User, matches: list[Match]) -> list[dict[str,
         data["rating_change"] = rating_change_json(change) if change else None
         out.append(data)
     return out
+
+
+def user_has_played(user: User) -> bool:
+    """Whether ``user`` has (or had) a seat in any match: settings.ACCOUNTS_HAS_PLAYED."""
+    return Seat.objects.filter(user=user).exists()

@@ -11,12 +11,16 @@ from games.matches.serializers import MatchSummaryOutput, RatingChangeOutput, St
 class CategoryFilter(StrictSerializer):
     category = serializers.CharField(required=False)
     page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
+
+
+class LeaderboardFilter(CategoryFilter):
+    bots = serializers.ChoiceField(choices=["include", "exclude", "only"], default="include")
 
 
 class PageFilter(StrictSerializer):
     page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
 
 
 class RatingOutput(serializers.Serializer):  # type: ignore[type-arg]

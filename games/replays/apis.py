@@ -1,7 +1,7 @@
 """The replay API: step through a deal, export it, verify it, check a record.
 
 Replays, exports and verifications of a *public* match's finished deals are open to
-anonymous visitors too (RULES.md: once over, a public match's deals are public); any
+anonymous visitors too (docs/rules.md: once over, a public match's deals are public); any
 other anonymous request answers 401 ``not_authenticated``. Checking a record needs an
 account.
 """
@@ -15,6 +15,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -25,12 +26,23 @@ from briscola_service.exceptions import ErrorSerializer
 from games import rules
 from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.matches import selectors
-from games.matches.serializers import StrictSerializer
+from games.matches.serializers import DealRecordBody, StrictSerializer
 from games.replays import selectors as replays
+from games.replays.serializers import (
+    MatchExportOutput,
+    RecordCheckOutput,
+    ReplayOutput,
+    VerifyOutput,
+)
 
 # An export answers JSON by default and text with ``?format=text`` (errors are JSON).
-EXPORT_RESPONSES = {
-    (200, "application/json"): OpenApiTypes.OBJECT,
+DEAL_EXPORT_RESPONSES = {
+    (200, "application/json"): DealRecordBody,
+    (200, "text/plain"): OpenApiTypes.STR,
+    **READ_ERRORS,
+}
+MATCH_EXPORT_RESPONSES = {
+    (200, "application/json"): MatchExportOutput,
     (200, "text/plain"): OpenApiTypes.STR,
     **READ_ERRORS,
 }
@@ -85,7 +97,7 @@ class DealReplayApi(OpenToPublicDealsApi):
                 description="A seat of the deal.",
             ),
         ],
-        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
+        responses={200: ReplayOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
         query = ReplayQuery(data=query_params(request))
@@ -106,7 +118,14 @@ class DealVerifyApi(OpenToPublicDealsApi):
         operation_id="deals_verify",
         tags=["replays"],
         summary="Check a finished deal: seed vs commitment, deck, moves vs recorded result",
-        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS},
+        description=(
+            "Four checks of the record against what the server published: `commitment` "
+            "(the revealed seed hashes to the commitment published at the start), `deck` "
+            "(the seed shuffles to the deck played), `result` (the moves replay to the "
+            "recorded points and winner) and `move_seats` (each move was logged for the seat "
+            "whose turn it was). See docs/verify.md to check offline."
+        ),
+        responses={200: VerifyOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: int) -> Response:
         deal = selectors.deal_get(deal_id=deal_id)
@@ -134,7 +153,7 @@ class DealExportApi(OpenToPublicDealsApi):
             "commitment, result), then one line per trick, e.g. `7. Ad 3d  winner S0 +21`."
         ),
         parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
-        responses=EXPORT_RESPONSES,
+        responses=DEAL_EXPORT_RESPONSES,
     )
     def get(self, request: Request, deal_id: int) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
@@ -154,8 +173,12 @@ class MatchExportApi(OpenToPublicDealsApi):
         operation_id="matches_export",
         tags=["replays"],
         summary="Export a match: the records of its deals that are over",
+        description=(
+            "`format=json` (default): the records of the deals that are over. "
+            "`format=text`: each deal's header and tricks in the text notation."
+        ),
         parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
-        responses=EXPORT_RESPONSES,
+        responses=MATCH_EXPORT_RESPONSES,
     )
     def get(self, request: Request, match_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
@@ -169,6 +192,8 @@ class MatchExportApi(OpenToPublicDealsApi):
 
 
 class RecordCheckApi(APIView):
+    required_scope = "read"  # a POST that only reads: a read token may check records
+
     @extend_schema(
         operation_id="records_check",
         tags=["replays"],
@@ -180,11 +205,20 @@ class RecordCheckApi(APIView):
             "carries a seed and a commitment. A bad record: 400 `invalid_record` with "
             "`details.where` (e.g. `moves[12]`)."
         ),
-        # The view reads the raw body as JSON, whatever its Content-Type.
         request={"application/json": OpenApiTypes.OBJECT},
-        responses={200: OpenApiTypes.OBJECT, **READ_ERRORS, 413: ErrorSerializer},
+        responses={
+            200: RecordCheckOutput,
+            **READ_ERRORS,
+            413: ErrorSerializer,
+            415: ErrorSerializer,
+        },
     )
     def post(self, request: Request) -> Response:
+        # The view reads the raw body itself (to bound it and name where a record is
+        # wrong), so it checks the media type as the JSON parser would: JSON only.
+        content_type = request.content_type.split(";")[0].strip().lower()
+        if content_type != "application/json" and not content_type.endswith("+json"):
+            raise UnsupportedMediaType(content_type or "(none)")
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

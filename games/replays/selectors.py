@@ -1,6 +1,6 @@
 """Reads for replays: a deal step by step, its export, its verification, record checks.
 
-Who may replay what (RULES.md, "What each seat may know"):
+Who may replay what (docs/rules.md, "What each seat may know"):
 
 - while a deal is played, one of its players may replay it only from their own seat and
   only up to the present (the position after the moves already made);

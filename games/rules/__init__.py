@@ -1,4 +1,4 @@
-"""Briscola rules: pure Python, standard library only. See ../../../shared/RULES.md.
+"""Briscola rules: pure Python, standard library only. See docs/rules.md.
 
 The public API::
 

@@ -70,7 +70,7 @@ def deal_order(players: int, dealer: int) -> list[int]:
 
 
 class Deal:
-    """The state of one deal. See RULES.md, "One deal"."""
+    """The state of one deal. See docs/rules.md, "One deal"."""
 
     __slots__ = (
         "players",
@@ -277,7 +277,9 @@ class Deal:
             raise DealOverError("the deal is over: no more cards can be played")
         if seat is not None and seat != turn:
             raise NotYourTurnError(
-                f"it is seat {turn}'s turn, not seat {seat}'s", seat=seat, turn=turn
+                f"It is not your turn: seat {turn} is to play, not seat {seat}.",
+                seat=seat,
+                turn=turn,
             )
         if type(card) is not Card:
             card = Card.from_code(card)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""A match: a series of deals between the same seats. See RULES.md, "A match"."""
+"""A match: a series of deals between the same seats. See docs/rules.md, "A match"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What each viewer may know of a deal: the one place secrets are stripped.
 
-RULES.md, "What each seat may know": during a deal a seat sees its own hand, the
+docs/rules.md, "What each seat may know": during a deal a seat sees its own hand, the
 face-up briscola (and, once drawn, who holds it until it is played), the stock count,
 every card played and who won each trick, the teams' points, and -- with the 4-player
 partners' option, once the stock is empty -- its partner's hand. Nothing else. After the

@@ -41,7 +41,7 @@ def test_register_returns_a_token_that_works(api_client: APIClient) -> None:
     assert me.status_code == 200
     assert me.json()["username"] == "alice"
     assert me.json()["is_bot"] is False
-    assert me.json()["bot_level"] == ""
+    assert me.json()["bot_level"] is None  # null for people, as everywhere else
     assert "date_joined" in me.json()
 
 

@@ -1,6 +1,6 @@
 """No response of the public HTTP API shows a player a card it may not know, or a seed.
 
-RULES.md, "What each seat may know": during a deal a seat knows its own hand, the face-up
+docs/rules.md, "What each seat may know": during a deal a seat knows its own hand, the face-up
 briscola, the cards played, and (4 players, option on, stock empty) its partner's hand;
 nothing else -- not the other hands, not the stock, not the seed. Once a deal ends,
 everything about it is open to the match's players (to everyone if the match is public).

@@ -148,6 +148,10 @@ def registration(world: World, role: str) -> dict[str, str]:
     return {"username": name, "password": PASSWORD}
 
 
+def token_request(world: World, role: str) -> dict[str, Any]:
+    return {"name": "ci", "scopes": ["read"]}
+
+
 def match_vs_bot(world: World, role: str) -> dict[str, Any]:
     return {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]}
 
@@ -294,6 +298,22 @@ ROWS: list[Row] = [
     *table("GET", "/api/v1/auth/token/revoke", "-", anonymous=ANON, stranger=NOT_ALLOWED),
     *table("GET", "/api/v1/auth/me", "-", **everyone(OK)),
     *table("POST", "/api/v1/auth/me", "-", stranger=NOT_ALLOWED),
+    # Personal access tokens: every account manages its own (with its account token).
+    *table("GET", "/api/v1/auth/tokens", "-", **everyone(OK)),
+    *table("POST", "/api/v1/auth/tokens", "-", body=token_request, **everyone(CREATED)),
+    *table("DELETE", "/api/v1/auth/tokens/999999", "-", **everyone(Expect(404, "token_not_found"))),
+    # Becoming a (third-party) bot's account: only before the account's first match (the
+    # player and the opponent sit in the matches of the other phases, built alongside).
+    *table(
+        "POST",
+        "/api/v1/auth/me/bot",
+        "-",
+        anonymous=ANON,
+        stranger=OK,
+        player=Expect(409, "bot_switch_refused"),
+        opponent=Expect(409, "bot_switch_refused"),
+        admin=OK,
+    ),
     # The browsable API's login and the admin's login: a bot cannot sign in; the admin
     # login takes staff only.
     *table("GET", "/api-auth/login/", "-", via="session", anonymous=HTML_OK),
@@ -1361,7 +1381,12 @@ def _routes(patterns: list[URLPattern | URLResolver], prefix: str = "") -> list[
     return routes
 
 
-PLACEHOLDERS = {"match_id": "{match}", "deal_id": "{deal}", "username": "{player}"}
+PLACEHOLDERS = {
+    "match_id": "{match}",
+    "deal_id": "{deal}",
+    "username": "{player}",
+    "token_id": "999999",
+}
 
 
 def _as_template(route: str) -> str:

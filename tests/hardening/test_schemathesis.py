@@ -50,6 +50,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from accounts.models import User
+from accounts.services import access_token_create
 from briscola_service.wsgi import application
 from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal, Seat
@@ -70,7 +71,8 @@ CHECKS = [
 
 # Fixed tokens (Token.key is 40 characters at most), so that the schema's auth configuration,
 # written at collection, can name alice's before the fixture creates her.
-TOKENS = {name: f"schemathesis{name}".ljust(40, "0") for name in ("alice", "bob", "carol")}
+# dora has no match: she may still become a bot's account (POST /auth/me/bot).
+TOKENS = {name: f"schemathesis{name}".ljust(40, "0") for name in ("alice", "bob", "carol", "dora")}
 
 # Who sends a request: alice (who has the matches) most of the time; bob, her opponent;
 # carol, who only invited her; nobody; or a token that is no one's.
@@ -90,6 +92,7 @@ class World:
     # (drawn more often, so that each operation's run reaches its success at least once).
     succeeds_on: dict[str, list[str]]
     record: dict[str, Any]  # a finished deal's record, for POST /records/check
+    token_ids: list[int]  # alice's personal access tokens
 
 
 @pytest.fixture
@@ -171,6 +174,7 @@ def world(
             "matches_rematch": [str(finished.pk)],
         },
         record=replays.deal_export_for_user(deal=finished_deal, user=alice).to_dict(),
+        token_ids=[access_token_create(user=alice, name="ci", scopes=["read"])[0].pk],
     )
 
 
@@ -181,7 +185,7 @@ schema = schemathesis.openapi.from_wsgi(
         {
             "seed": SEED,
             "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True},
-            "auth": {"openapi": {"tokenAuth": {"api_key": f"Token {TOKENS['alice']}"}}},
+            "auth": {"openapi": {"bearerAuth": {"bearer": TOKENS["alice"]}}},
         }
     ),
 )
@@ -267,6 +271,7 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
         "match_id": world.succeeds_on.get(_operation_id(context) or "", []) * 3 + world.match_ids,
         "deal_id": world.deal_ids,
         "username": world.usernames,
+        "token_id": world.token_ids,
     }
     real = {
         name: st.sampled_from(choices[name]) if name in choices else st.just(value)
@@ -332,6 +337,8 @@ def flatmap_case(context: Any, case: Any) -> Any:
     """Who sends the request: alice most of the time (see VIEWERS). A move is, half of the
     time, the legal one of alice's active match (its path and body drawn together)."""
     as_viewer = st.sampled_from(VIEWERS).map(lambda viewer: send_as(case, viewer))
+    if _operation_id(context) == "auth_me_bot":  # only an account without a match may
+        return st.one_of(as_viewer, st.just("dora").map(lambda viewer: send_as(case, viewer)))
     world = _current.get("world")
     if world is None or _operation_id(context) != "matches_moves_create":
         return as_viewer

@@ -143,12 +143,12 @@ def test_the_same_invitation_name_is_case_insensitive(player: Callable[..., Play
             {"players": 2, "seats": ["open"], "options": {"swap_seven": True}},
             400,
             "invalid_input",
-            "options",
+            "options.swap_seven",
         ),
         ({"players": 2, "seats": ["open"], "format": "best_of_5"}, 400, "invalid_input", "format"),
-        ({"players": 2, "seats": [{"robot": "greedy"}]}, 400, "invalid_input", "seats"),
-        ({"players": 2, "seats": [{"bot": ""}]}, 400, "invalid_input", "seats"),
-        ({"players": 2, "seats": ["closed"]}, 400, "invalid_input", "seats"),
+        ({"players": 2, "seats": [{"robot": "greedy"}]}, 400, "invalid_input", "seats[0]"),
+        ({"players": 2, "seats": [{"bot": ""}]}, 400, "invalid_input", "seats[0]"),
+        ({"players": 2, "seats": ["closed"]}, 400, "invalid_input", "seats[0]"),
         ({"players": 2, "seats": "open"}, 400, "invalid_input", "seats"),
         ({"players": 2, "seats": ["open"], "public": "perhaps"}, 400, "invalid_input", "public"),
         ([1, 2], 400, "invalid_input", None),
@@ -165,6 +165,10 @@ def test_create_errors(
     error = alice.error("post", URL, body, status, code)
     if detail_key is not None:
         assert detail_key in error["details"], error
+        if code == "invalid_input":  # one entry per field: a list of {code, message}
+            for entries in error["details"].values():
+                assert entries and all(set(e) == {"code", "message"} for e in entries)
+            assert detail_key in error["message"]
     assert not Match.objects.exists()
 
 

@@ -63,9 +63,11 @@ def test_resigning_ends_the_match_for_the_other_team(player: Callable[..., Playe
     assert events[-2] == {
         "id": len(events) - 1,
         "type": "deal_abandoned",
+        "at": events[-2]["at"],
         "deal": deal_row.pk,
         "seed": deal_row.seed,
     }
+    assert events[-2]["at"] == events[-1]["at"]  # the resignation ended both at once
     assert events[-1]["type"] == "match_ended" and events[-1]["reason"] == "resigned"
     assert events[-1]["winner"] == 0
 

@@ -1,4 +1,4 @@
-"""No response tells a player a card it may not know, or the seed (RULES.md, "What each
+"""No response tells a player a card it may not know, or the seed (docs/rules.md, "What each
 seat may know").
 
 Two people play a whole ``first_to_2`` match through the API. Every response each of them

@@ -1,4 +1,4 @@
-"""Who may replay, export and verify what (RULES.md, "What each seat may know").
+"""Who may replay, export and verify what (docs/rules.md, "What each seat may know").
 
 Table-driven over the roles (anonymous, stranger, the player in seat 0, the opponent in
 seat 1, an administrator), during a deal and after it, private and public matches, and

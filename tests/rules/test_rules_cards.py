@@ -1,4 +1,4 @@
-"""The 40 cards (RULES.md, "Cards"): codes, strength, points, parsing, identity."""
+"""The 40 cards (docs/rules.md, "Cards"): codes, strength, points, parsing, identity."""
 
 import copy
 import itertools
@@ -19,7 +19,7 @@ from games.rules import (
     parse_cards,
 )
 
-# RULES.md's table, copied by hand: rank code -> (strength, points). 1 is the strongest.
+# docs/rules.md's table, copied by hand: rank code -> (strength, points). 1 is the strongest.
 RULES_TABLE = {
     "A": (1, 11),
     "3": (2, 10),

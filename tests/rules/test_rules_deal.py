@@ -1,6 +1,6 @@
-"""One deal (RULES.md, "One deal" and "Seats, teams, direction"): one test per rule.
+"""One deal (docs/rules.md, "One deal" and "Seats, teams, direction"): one test per rule.
 
-Decks are built by hand so each test reads like its rule. Seat numbers follow RULES.md:
+Decks are built by hand so each test reads like its rule. Seat numbers follow docs/rules.md:
 play goes seat + 1, the player to the dealer's right is ``(dealer + 1) % players``.
 """
 
@@ -44,7 +44,7 @@ def fill(*codes: str) -> list[str]:
 
 def build_deck(players, dealer, hands, briscola, stock=()):
     """Place ``hands`` (seat -> 3 codes), the face-up ``briscola`` and the top of the
-    ``stock`` where RULES.md's canonical deck order says they go."""
+    ``stock`` where docs/rules.md's canonical deck order says they go."""
     slots = [None] * (3 * players)
     for seat, cards in hands.items():
         position = (seat - dealer - 1) % players  # 0 for the player to the dealer's right
@@ -103,7 +103,7 @@ NARROW_4P = (
 )
 
 
-# -- the rules, in RULES.md's order -----------------------------------------------------
+# -- the rules, in docs/rules.md's order -----------------------------------------------------
 
 
 def test_rule_first_dealer_is_drawn_at_random_from_the_match_seed():
@@ -222,7 +222,7 @@ def test_rule_highest_of_led_suit_wins_without_trump():
     deal = Deal(4, 3, build_deck(4, 3, hands, briscola="7d"))
     for card in ("5c", "Rc", "3c", "2c"):
         deal.play(card)
-    assert deal.tricks[-1].winner == 2  # the Three beats the King (RULES.md strength order)
+    assert deal.tricks[-1].winner == 2  # the Three beats the King (docs/rules.md strength order)
     deal = Deal(2, 0, build_deck(2, 0, {1: ["5c", "7c", "5s"], 0: ["Fc", "6c", "6s"]}, "7d"))
     deal.play("5c")
     assert deal.play("Fc").winner == 0  # follower's Knave beats the led Five
@@ -286,7 +286,7 @@ def test_rule_winner_draws_first_then_in_playing_order():
 
 
 def test_rule_loser_of_trick_17_takes_face_up_briscola_in_two_player():
-    # Sources disagree (one guide gives it to the trick winner); RULES.md follows pagat and
+    # Sources disagree (one guide gives it to the trick winner); docs/rules.md follows pagat and
     # the card arithmetic: the winner of trick 17 draws deck[39], the loser deck[6].
     loser_was_leader = set()
     for i in range(30):
@@ -307,7 +307,7 @@ def test_rule_loser_of_trick_17_takes_face_up_briscola_in_two_player():
 
 
 def test_rule_all_four_players_draw_in_four_player_and_fourth_drawer_after_trick_7_takes_briscola():
-    # Sources disagree (one guide: only the trick winner draws); RULES.md: all four draw,
+    # Sources disagree (one guide: only the trick winner draws); docs/rules.md: all four draw,
     # and the fourth to draw after trick 7 gets the face-up card.
     for i in range(20):
         deal = Deal(4, i % 4, shuffled_deck(f"t7-{i}"))

@@ -1,4 +1,4 @@
-"""A match (RULES.md, "A match"): formats, drawn deals, dealer rotation, resignation.
+"""A match (docs/rules.md, "A match"): formats, drawn deals, dealer rotation, resignation.
 
 Every deal counted here is a real deal played to its end through the public API."""
 

@@ -30,7 +30,7 @@ DETERMINISTIC = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
-# RULES.md's strength order, written out again independently of games.rules.
+# docs/rules.md's strength order, written out again independently of games.rules.
 ORDER = "A3RCF76542"
 
 
@@ -72,7 +72,7 @@ def snapshot(deal):
 
 
 def reference_winner(cards, leader, trump, players):
-    """RULES.md rule 6, independently: highest trump, else highest of the suit led."""
+    """docs/rules.md rule 6, independently: highest trump, else highest of the suit led."""
     led = cards[0].suit
 
     def rank(card):

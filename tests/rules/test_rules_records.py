@@ -59,7 +59,7 @@ def test_golden_record_round_trips(name):
 
 
 def test_golden_2p_complete_checked_by_hand():
-    # Checked by hand against RULES.md, from the deck in deal_2p_complete.json:
+    # Checked by hand against docs/rules.md, from the deck in deal_2p_complete.json:
     #   dealer 0, so seat 1 (to the dealer's right) gets deck[0], [2], [4] = 7d 2s 3b and
     #   leads; seat 0 gets Rc 6s 2d. deck[6] = Ab is face up: Batons are trump.
     #   Trick 1: seat 1 leads 2s, seat 0 plays Rc. Rc is off-suit and not trump, so it

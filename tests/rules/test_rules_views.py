@@ -1,4 +1,4 @@
-"""What each viewer may know (RULES.md, "What each seat may know"): seat views, the
+"""What each viewer may know (docs/rules.md, "What each seat may know"): seat views, the
 spectator view, the partners' last-hand option, the full view and the event feed.
 
 The exhaustive "no view ever shows a card its seat may not know" check over random deals
