@@ -34,6 +34,10 @@ def task_send(name: str, *args: Any, what: str) -> bool:
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
     try:
+        if name not in app.tasks:
+            # The tasks modules are imported by a worker as it starts; a process that only
+            # sends (a web process, a test run) imports them the first time it needs one.
+            app.loader.import_default_modules()
         app.tasks[name].delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later
         logger.warning("could not queue %s", what, exc_info=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import sys
 import time
 import urllib.error
@@ -240,6 +241,9 @@ def play(api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval
     summary of every deal (its points once it is over).
     """
     watch = MatchWatch(api, match_id)
+    # The bot's randomness is its own secret: a seed made of what the table sees (the
+    # deal's id and ply) would let an opponent predict its choices, and so its hand.
+    secret = secrets.token_hex(16)
     seat = watch.detail["your_seat"]  # set once seated; it never changes
     team = None if seat is None else int(seat) % 2
     reported: set[int] = set()
@@ -254,15 +258,17 @@ def play(api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval
             watch.refresh()
             continue
         view = SeatView.from_dict(deal)
-        card = choose_card(level, view, seed=f"{deal['id']}:{deal['ply']}", budget_ms=budget_ms)
+        seed = f"{secret}:{deal['id']}:{deal['ply']}"
+        card = choose_card(level, view, seed=seed, budget_ms=budget_ms)
+        # The move names the deal and the ply it was chosen for: if the match moved on
+        # meanwhile (even to the next deal, at the same ply), it is refused, not misplayed.
+        move = {"card": card.code, "ply": deal["ply"], "deal": deal["id"]}
         try:
-            _, headers, played = api.request(
-                "POST", f"{watch.path}/moves", {"card": card.code, "ply": deal["ply"]}
-            )
+            _, headers, played = api.request("POST", f"{watch.path}/moves", move)
             watch.seen(headers, played)  # the match as our move left it
         except ApiError as exc:
             # Somebody moved first, or the deal ended: read the match again, decide again.
-            if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
+            if exc.code not in ("stale_ply", "stale_deal", "not_your_turn", "match_over"):
                 raise
             watch.refresh()
 

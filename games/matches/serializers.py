@@ -102,6 +102,16 @@ class MoveInput(StrictSerializer):
     ply = serializers.IntegerField(
         min_value=0, max_value=39, help_text="The deal's move count you saw (`ply`)."
     )
+    deal = serializers.IntegerField(
+        min_value=1,
+        max_value=2**63 - 1,
+        required=False,
+        help_text=(
+            "The id of the deal you saw (`current_deal.id`). Recommended: a move prepared "
+            "in one deal is then refused (409 `stale_deal`) instead of landing at the same "
+            "ply of the next deal."
+        ),
+    )
 
 
 class MatchListFilters(StrictSerializer):

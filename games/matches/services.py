@@ -20,6 +20,7 @@ from typing import Literal
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from accounts.models import User
 from accounts.services import bot_account_ensure
@@ -36,6 +37,7 @@ from games.errors import (
     NotAPlayerError,
     NotMatchCreatorError,
     SeatUnavailableError,
+    StaleDealError,
     StalePlyError,
 )
 from games.matches import selectors, snapshots
@@ -272,9 +274,9 @@ def move_play(
     """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
 
     Returns the match as the move left it (see :class:`MovePlayed`). Raises
-    ``StalePlyError`` when the deal is no longer at ``ply`` (another move got there first)
-    or, with ``deal_id``, no longer that deal; and the rules engine's errors for an
-    illegal card.
+    ``StaleDealError`` (409 ``stale_deal``) when ``deal_id`` is given and is not the
+    match's current deal, ``StalePlyError`` when the deal is no longer at ``ply`` (another
+    move got there first); and the rules engine's errors for an illegal card.
 
     One path: once the match is locked and its version read, the move is checked
     (:func:`_move_checked`) against the match as it is at that version
@@ -376,9 +378,9 @@ def _deal_end(match: Match, state: rules.Deal) -> MovePlayed:
 
 def _check_deal(current: int, deal_id: int | None) -> None:
     if deal_id is not None and current != deal_id:
-        raise StalePlyError(
-            "That deal is over: the match has moved on to the next one.",
-            details={"deal": current, "your_deal": deal_id},
+        raise StaleDealError(
+            f"The match's current deal is {current}, not {deal_id}: refresh and play again.",
+            details={"current_deal": current, "your_deal": deal_id},
         )
 
 
@@ -507,6 +509,20 @@ def _bot_reply_send(deal_id: int, ply: int) -> bool:
     )
 
 
+def bot_decision_seed(*, deal: Deal, ply: int) -> str:
+    """The seed of the bot's decision at ``ply`` of ``deal``: a server secret.
+
+    An HMAC-SHA256 keyed by ``settings.SECRET_KEY`` (Django's ``salted_hmac``, with a salt
+    of its own) over the deal's secret seed and the ply. Nothing a seat sees lets anyone
+    compute it, not even the deal's seed once the deal is over and it is revealed (a seed
+    made of public values, such as the deal's id and the ply, let an opponent predict
+    which card the random bot would play). The server can still reproduce every decision:
+    the same deal and ply always give the same seed (while SECRET_KEY stays the same).
+    """
+    value = f"{deal.seed}:{ply}"
+    return salted_hmac("games.bot_decision_seed", value, algorithm="sha256").hexdigest()
+
+
 def bot_move_play(*, deal_id: int, ply: int) -> bool:
     """Play the bot's card in deal ``deal_id`` if the deal is still at ``ply``.
 
@@ -530,7 +546,10 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
         return False
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
     card = choose_card(
-        bot.bot_level, view, seed=f"{deal.pk}:{ply}", budget_ms=settings.BOT_THINK_MS
+        bot.bot_level,
+        view,
+        seed=bot_decision_seed(deal=deal, ply=ply),
+        budget_ms=settings.BOT_THINK_MS,
     )
     try:
         move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply, deal_id=deal.pk)

@@ -270,5 +270,9 @@ def test_a_move_for_another_deal_of_the_match_is_stale(
             ply=state.ply,
             deal_id=table.deal.pk + 1000,
         )
-    assert refused.value.details == {"deal": table.deal.pk, "your_deal": table.deal.pk + 1000}
+    assert refused.value.code == "stale_deal"
+    assert refused.value.details == {
+        "current_deal": table.deal.pk,
+        "your_deal": table.deal.pk + 1000,
+    }
     assert Move.objects.filter(deal=table.deal).count() == before
