@@ -50,7 +50,8 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
 
     default_error_messages = {
         # Braces doubled: DRF formats error messages with str.format.
-        "invalid": 'A seat is "open", {{"bot": "<level>"}} or {{"user": "<username>"}}.'
+        "invalid": 'A seat is "open", {{"bot": "<level>"}} or {{"user": "<username>"}}.',
+        "control": "A bot level or user name has no control characters (such as NUL).",
     }
 
     def to_internal_value(self, data: Any) -> SeatSpec:
@@ -59,6 +60,8 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
         if isinstance(data, dict) and len(data) == 1:
             ((kind, value),) = data.items()
             if kind in ("bot", "user") and isinstance(value, str) and value:
+                if "\x00" in value or any(ord(ch) < 32 for ch in value):
+                    self.fail("control")
                 return SeatSpec(kind, value)
         self.fail("invalid")
         raise AssertionError  # unreachable

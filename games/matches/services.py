@@ -23,7 +23,9 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from accounts.models import User
+from accounts.selectors import user_by_name
 from accounts.services import bot_account_ensure
+from accounts.usernames import lookup_key
 from briscola_service import queueing
 from games import rules
 from games.bots import choose_card
@@ -119,8 +121,8 @@ def match_create(
             bots_of_level[spec.value] = bots_of_level.get(spec.value, 0) + 1
             users.append(bot_account_ensure(level=spec.value, copy=bots_of_level[spec.value]))
         elif spec.kind == "user":
-            name = spec.value.lower()
-            user = User.objects.filter(username__iexact=spec.value, is_active=True).first()
+            name = lookup_key(spec.value)
+            user = user_by_name(spec.value, field="seats")
             if user is None or user.is_bot:
                 raise InvalidMatchError(
                     f"No player named {spec.value!r} (invite bots with {{'bot': level}}).",
