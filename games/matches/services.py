@@ -194,10 +194,13 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
 
 
 def match_abort(*, match_id: object, user: User) -> Match:
-    """The creator calls off a match that has not started."""
+    """The creator calls off a match that has not started (or an administrator who
+    holds no seat in it)."""
     with transaction.atomic():
         match = _lock_match(match_id)
-        if match.created_by_id != user.pk and not user.is_staff:
+        if match.created_by_id != user.pk and not selectors.staff_powers(
+            user, list(match.seats.all())
+        ):
             raise NotMatchCreatorError()
         if match.status != MatchStatus.WAITING:
             raise MatchNotJoinableError("Only a match still waiting for players can be aborted.")
