@@ -197,6 +197,9 @@ BOT_THINK_MS = env.int("BOT_THINK_MS", default=100)
 BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
 # The sweep re-queues a bot reply once the deal has waited on the bot this long.
 BOT_SWEEP_AFTER_SECONDS = env.float("BOT_SWEEP_AFTER_SECONDS", default=10.0)
+# Rated results between the same two people within this many hours count less, then not
+# at all (games.rated_games, "Repeated results").
+RATING_REPEAT_WINDOW_HOURS = env.float("RATING_REPEAT_WINDOW_HOURS", default=24.0)
 if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
     raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 

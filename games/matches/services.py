@@ -53,7 +53,7 @@ from games.models import (
     Move,
     Seat,
 )
-from games.rated_games import match_rating_queue_on_commit
+from games.rated_games import match_rating_queue_on_commit, match_rating_weight
 
 logger = logging.getLogger(__name__)
 
@@ -419,7 +419,8 @@ def _deal_finish(
         match.winner_team = counted.winner
         match.end_reason = EndReason.PLAYED
         match.finished_at = now
-        fields += ["status", "winner_team", "end_reason", "finished_at"]
+        match.rating_weight = match_rating_weight(match, now=now)
+        fields += ["status", "winner_team", "end_reason", "finished_at", "rating_weight"]
     match.save(update_fields=fields)
     if counted.is_over:
         match_rating_queue_on_commit(match)
@@ -431,7 +432,13 @@ def _deal_finish(
 
 
 def match_resign(*, match_id: object, user: User) -> Match:
-    """``user``'s team gives up: the match ends at once and the other team wins it."""
+    """``user``'s team gives up: the match ends at once and the other team wins it.
+
+    Unless some person at the table has not played a card yet in the match: then nothing
+    was played out between them, and the match is aborted instead, unrated and with no
+    winner (as Lichess aborts a game resigned before both sides moved). A resignation at
+    ply 0 was a free rated win for a second account.
+    """
     with transaction.atomic():
         match = _lock_match(match_id)
         seats = list(match.seats.select_related("user").order_by("number"))
@@ -449,13 +456,40 @@ def match_resign(*, match_id: object, user: User) -> Match:
         deal.points_team0, deal.points_team1 = state.points
         deal.finished_at = now
         deal.save(update_fields=["status", "points_team0", "points_team1", "finished_at"])
+        if not everyone_has_played(match, seats):
+            _match_end_unrated(match, now)
+            return match
         match.status = MatchStatus.FINISHED
         match.winner_team = 1 - seat.team
         match.end_reason = EndReason.RESIGNED
         match.finished_at = now
-        match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
+        match.rating_weight = match_rating_weight(match, now=now)
+        match.save(
+            update_fields=["status", "winner_team", "end_reason", "finished_at", "rating_weight"]
+        )
         match_rating_queue_on_commit(match)
     return match
+
+
+def everyone_has_played(match: Match, seats: Sequence[Seat]) -> bool:
+    """Whether every person (not bot) seated in ``match`` has played a card in it."""
+    people = {s.number for s in seats if s.user is not None and not s.user.is_bot}
+    played = set(
+        Move.objects.filter(deal__match=match, seat__in=people)
+        .values_list("seat", flat=True)
+        .distinct()
+    )
+    return played >= people
+
+
+def _match_end_unrated(match: Match, now: object) -> None:
+    """End an active match before everyone played: aborted, no winner, never rated. (The
+    match expiry of the time-limits issue ends an abandoned match the same way.)"""
+    match.status = MatchStatus.ABORTED
+    match.winner_team = None
+    match.end_reason = EndReason.ABORTED
+    match.finished_at = now
+    match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
 
 
 # -- bots -------------------------------------------------------------------------------
