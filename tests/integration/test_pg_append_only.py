@@ -176,7 +176,7 @@ def test_truncate_is_refused_whatever_a_session_sets(
     for sql in ("TRUNCATE games_move", "TRUNCATE games_deal CASCADE"):
         with pytest.raises(RuntimeError, match="rolled back"), transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute(f"DROP SCHEMA {TRUNCATE_SCHEMA}")
+                cursor.execute(f"DROP SCHEMA IF EXISTS {TRUNCATE_SCHEMA}")
                 cursor.execute("SET LOCAL briscola.allow_truncate = 'on'")
                 cursor.execute("SET LOCAL search_path = pg_temp, public")
             assert not truncate_schema_exists()
