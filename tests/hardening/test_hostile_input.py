@@ -351,7 +351,7 @@ def test_malformed_tokens_get_401(
     assert response["WWW-Authenticate"] == "Token"
 
 
-def test_json_depth_limit_counts_only_brackets_outside_strings() -> None:
+def test_json_depth_limit_counts_only_nesting() -> None:
     """The limit is on nesting: brackets in strings, and many side by side, are fine."""
     from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
 
@@ -364,3 +364,6 @@ def test_json_depth_limit_counts_only_brackets_outside_strings() -> None:
         json_loads("[" + deepest + "]")
     with pytest.raises(JSONTooDeepError):
         json_loads('{"a": ' * (MAX_JSON_DEPTH + 1) + "1" + "}" * (MAX_JSON_DEPTH + 1))
+    # Brackets that do not pair up, nested past Python's stack: refused, not a crash.
+    with pytest.raises((JSONTooDeepError, ValueError)):
+        json_loads("[" * 5000 + "}" * 5000)
