@@ -1,20 +1,24 @@
-"""Bot strength and speed against the targets of the expert-bot issue.
+"""Bot strength and speed against the targets of the expert-bot issues (17 and 18).
 
     .venv/bin/python bench/bots_bench.py [--deals 2000] [--workers N] [--budget-ms 100]
-                                         [--seed bench] [--only NAME ...] [--json]
+                                         [--seed SEED] [--only NAME ...] [--json]
 
 Plays duplicate duels (see games/bots/duel.py) and prints, for each: A's score with its
 95% confidence interval (over deal pairs), the win/draw/loss counts, the point margin per
 deal and each level's think time per move, then the targets with met / not met:
 
-    expert vs greedy, 2 players      score >= 0.75 and CI lower bound > 0.70
-    expert vs random, 2 players      score >= 0.93
-    2x expert vs 2x greedy, 4 p.     score >= 0.70
-    expert think time per move       p95 <= 100 ms and max <= 250 ms (in every duel above)
+    expert vs expert_v1 (the expert frozen before issue 18), 2 players   score >= 0.60
+    expert vs learned, 2 players                                         score >= 0.60
+    expert vs strong, 2 players                                          score >= 0.60
+    expert vs greedy, 2 players                                          score >= 0.78
+    expert vs random, 2 players                                          score >= 0.94
+    2x expert vs 2x strong, 4 players                                    score >= 0.65
+    expert think time per move     p95 <= 100 ms and max <= 150 ms (in every duel above)
 
-greedy vs random (2 and 4 players) is played as a reference. If there is no "expert" in
-games.bots.LEVELS yet, the bench says so and runs the rest. Exit status: 0 when every
-target measured is met (or none could be), 1 otherwise.
+learned vs strong, strong vs greedy and greedy vs random are played as references.
+Without ``--seed`` a fresh seed is drawn (and printed): report on fresh seeds; tune on a
+fixed one (``--seed tune``) that reports never use. Exit status: 0 when every target
+measured is met (or none could be), 1 otherwise.
 
 Think times are wall-clock: run on an otherwise idle machine, with at most one worker per
 core (the default), or the expert's times (and, as its search is cut by the clock, its
@@ -34,7 +38,13 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from games.bots import DEFAULT_BUDGET_MS, LEVELS  # noqa: E402
-from games.bots.duel import DuelSummary, ProgressBar, duel, wants_progress  # noqa: E402
+from games.bots.duel import (  # noqa: E402
+    DuelSummary,
+    ProgressBar,
+    duel,
+    fresh_seed,
+    wants_progress,
+)
 
 
 @dataclass(frozen=True)
@@ -49,15 +59,19 @@ class Matchup:
 
 
 MATCHUPS = (
-    Matchup("expert-greedy-2p", "expert", "greedy", 2, min_score=0.75, min_ci_low=0.70),
-    Matchup("expert-random-2p", "expert", "random", 2, min_score=0.93),
-    Matchup("expert-greedy-4p", "expert", "greedy", 4, min_score=0.70),
+    Matchup("expert-expert_v1-2p", "expert", "expert_v1", 2, min_score=0.60),
+    Matchup("expert-learned-2p", "expert", "learned", 2, min_score=0.60),
+    Matchup("expert-strong-2p", "expert", "strong", 2, min_score=0.60),
+    Matchup("expert-greedy-2p", "expert", "greedy", 2, min_score=0.78),
+    Matchup("expert-random-2p", "expert", "random", 2, min_score=0.94),
+    Matchup("expert-strong-4p", "expert", "strong", 4, min_score=0.65),
+    Matchup("learned-strong-2p", "learned", "strong", 2, reference=True),
+    Matchup("strong-greedy-2p", "strong", "greedy", 2, reference=True),
     Matchup("greedy-random-2p", "greedy", "random", 2, reference=True),
-    Matchup("greedy-random-4p", "greedy", "random", 4, reference=True),
 )
 
 THINK_P95_MS = 100.0
-THINK_MAX_MS = 250.0
+THINK_MAX_MS = 150.0
 THINK_LEVEL = "expert"
 
 
@@ -125,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         help="processes (default: the number of cores)",
     )
     parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS)
-    parser.add_argument("--seed", default="bench", help="duel seed (default 'bench')")
+    parser.add_argument("--seed", default=None, help="duel seed (default: a fresh one, printed)")
     parser.add_argument(
         "--only",
         action="append",
@@ -139,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--deals must be a positive even number, not {args.deals}")
     if args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.seed is None:
+        args.seed = fresh_seed()
 
     selected = [m for m in MATCHUPS if not args.only or m.name in args.only]
     missing = sorted({lvl for m in selected for lvl in (m.a, m.b)} - set(LEVELS))

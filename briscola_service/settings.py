@@ -11,6 +11,7 @@ from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -75,6 +76,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Without a broker (make run) deadlines are enforced on the requests' way in.
+    "games.clocks.middleware.InProcessClocksMiddleware",
 ]
 
 ROOT_URLCONF = "briscola_service.urls"
@@ -102,7 +105,9 @@ DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["CONN_MAX_AGE"] = 60
+    # Seconds a connection is kept between requests. Served by ASGI, each request runs in
+    # a thread of its own, whose connection cannot be reused: set 0 there.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     # A kept connection is checked before a request reuses it: after a database restart
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -135,6 +140,21 @@ CACHES["throttle"] = {**CACHES["default"], "KEY_PREFIX": "throttle"}
 if not REDIS_URL:
     CACHES["throttle"]["LOCATION"] = "throttle"
 
+# --- Live streams (games/live) -------------------------------------------------------------
+
+# The fan-out bus: Redis pub/sub with REDIS_URL ("redis"), else in-process ("local").
+LIVE_BUS = env.str("LIVE_BUS", default="redis" if REDIS_URL else "local")
+LIVE_CHANNEL_PREFIX = env.str("LIVE_CHANNEL_PREFIX", default="briscola:live:")
+# A comment (SSE) or an empty line (NDJSON) after this many seconds of silence.
+LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
+# Open streams per account (per web process); one more answers 429 too_many_streams.
+LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
+# Threads (each with its database connection) that read matches for all streams of a process.
+LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
+LIVE_DB_KEEP_CONNECTIONS = True
+# What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
+LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # Without a broker, tasks run in-process at .delay() time, and their errors surface.
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -165,6 +185,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Expert bot replies (a search of BOT_THINK_MS each) have their own queue, so a flood of
+# them never delays the random and greedy replies or the sweeps. Both queues are declared,
+# so a worker started without -Q consumes both; docker-compose runs one worker per queue.
+CELERY_TASK_QUEUES = [
+    Queue(CELERY_TASK_DEFAULT_QUEUE),
+    Queue(env.str("BOT_EXPERT_QUEUE", default="briscola_expert")),
+]
+CELERY_TASK_ROUTES = {"games.tasks.bot_play_expert": {"queue": CELERY_TASK_QUEUES[1].name}}
 CELERY_TIMEZONE = "UTC"
 # Periodic sweeps re-queue work that was lost; apps may add entries to this dict.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
@@ -175,6 +203,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "ratings-sweep": {
         "task": "games.tasks.ratings_sweep",
         "schedule": 60.0,
+    },
+    # Time limits (games.clocks): passed deadlines, expired invitations and waiting
+    # matches; one indexed query each, so it can run every second.
+    "clocks-sweep": {
+        "task": "games.tasks.clocks_sweep",
+        "schedule": env.float("CLOCK_SWEEP_SECONDS", default=1.0),
     },
     "idempotency-keys-cleanup": {
         "task": "idempotency.tasks.idempotency_keys_cleanup",
@@ -194,7 +228,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
-BOT_LEVELS = env.list("BOT_LEVELS", default=["random", "greedy", "expert"])
+BOT_LEVELS = env.list(
+    "BOT_LEVELS", default=["random", "greedy", "strong", "learned", "expert", "expert_v1"]
+)
 # How long a searching bot (expert) may think per move, in milliseconds. The bot task's
 # time limits (CELERY_TASK_SOFT_TIME_LIMIT 20 s, CELERY_TASK_TIME_LIMIT 30 s) stay at least
 # ten times above the largest budget allowed here.
@@ -202,6 +238,24 @@ BOT_THINK_MS = env.int("BOT_THINK_MS", default=100)
 BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
 # The sweep re-queues a bot reply once the deal has waited on the bot this long.
 BOT_SWEEP_AFTER_SECONDS = env.float("BOT_SWEEP_AFTER_SECONDS", default=10.0)
+# The bot sweep queues at most this many replies per run, oldest first.
+BOT_SWEEP_LIMIT = env.int("BOT_SWEEP_LIMIT", default=500)
+
+# Time limits, invitations and abandoned matches (games.clocks).
+# Matches waiting or being played per account (people; 0: no cap). Over it: 429
+# too_many_active_matches.
+MATCH_ACTIVE_LIMIT = env.int("MATCH_ACTIVE_LIMIT", default=20)
+# A waiting match (an invitation, an open seat) is called off after this long.
+INVITATION_EXPIRY_HOURS = env.float("INVITATION_EXPIRY_HOURS", default=24.0)
+# An untimed match whose person to move has not played for this long ends: their side
+# loses ("abandoned"), or the match is aborted if they never played a card.
+MATCH_IDLE_HOURS = env.float("MATCH_IDLE_HOURS", default=72.0)
+# The deadline sweep acts on at most this many matches per run, oldest deadline first.
+CLOCK_SWEEP_LIMIT = env.int("CLOCK_SWEEP_LIMIT", default=500)
+# Without a broker (make run), requests run that sweep in the web process, at most once
+# per this many seconds (games.clocks.middleware).
+CLOCK_IN_PROCESS_SWEEP_SECONDS = env.float("CLOCK_IN_PROCESS_SWEEP_SECONDS", default=1.0)
+
 # Rated results between the same two people within this many hours count less, then not
 # at all (games.rated_games, "Repeated results").
 RATING_REPEAT_WINDOW_HOURS = env.float("RATING_REPEAT_WINDOW_HOURS", default=24.0)

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """A third-party Briscola bot that plays through the public HTTP API only.
 
-It logs in (or registers), creates a match or joins one, then polls the match (sending
-back its ``ETag``, so an unchanged match costs a bodiless 304) and plays whenever it is
-its turn, choosing cards with the logic of one of the service's bot levels
-(``games.bots``) applied to the view the API returns. HTTP is the standard
+It logs in (or registers), creates a match or joins one, then waits on the match's live
+stream (``GET /api/v1/matches/{id}/stream``, NDJSON: each event carries the match as this
+seat sees it) and plays whenever it is its turn, choosing cards with the logic of one of
+the service's bot levels (``games.bots``) applied to the view the API returns. When the
+stream ends (the server closed it, a proxy cut it) it reconnects with the last event's
+id, missing nothing. ``--wait poll`` polls instead (sending back the detail's ``ETag``,
+so an unchanged match costs a bodiless 304): the fallback for a server without streams,
+which the client also falls back to by itself when the stream route is missing. HTTP is the standard
 library's ``urllib``; the only project code it uses is the pure ``games.bots`` and
 ``games.rules`` packages (run it from a checkout, or copy those two packages).
 
@@ -32,6 +36,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +239,71 @@ def _report_deals(detail: JSON, team: int | None, reported: set[int]) -> None:
         )
 
 
+class NoStream(Exception):
+    """The server has no stream for us (an older server, or too many streams open)."""
+
+
+def stream_events(api: Api, match_id: str, after: int | None) -> Iterator[JSON]:
+    """The match stream's events (NDJSON), from the one after ``after``, until the server
+    ends the stream. Empty lines are heartbeats."""
+    path = f"{api.base}/matches/{match_id}/stream"
+    if after is not None:
+        path += f"?after={after}"
+    headers = {"Accept": "application/x-ndjson", "User-Agent": USER_AGENT}
+    if api.token:
+        headers["Authorization"] = f"Token {api.token}"
+    request = urllib.request.Request(path, headers=headers)
+    try:
+        response = urllib.request.urlopen(request, timeout=60)  # heartbeats come every 15 s
+    except urllib.error.HTTPError as exc:
+        error = _api_error(exc)
+        if exc.code in (406, 429) or (exc.code == 404 and error.code == "not_found"):
+            raise NoStream(error.code) from None
+        raise error from None
+    with response:
+        for line in response:
+            if line.strip():
+                yield json.loads(line)
+
+
+def play_streaming(
+    api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval: float
+) -> JSON:
+    """Wait on the match's stream and play each turn until the match ends; returns the
+    final match detail. Every event's ``detail`` is the match as this seat sees it (the
+    body ``GET /matches/{id}`` answers), so the client never reads the match itself."""
+    last: int | None = None
+    detail: JSON = {}
+    reported: set[int] = set()
+    while True:
+        for event in stream_events(api, match_id, last):
+            if event["type"] == "stream_closed":
+                raise ApiError(0, str(event["reason"]), "the server closed the stream")
+            last, detail = event["id"], event["detail"]
+            seat = detail["your_seat"]
+            _report_deals(detail, None if seat is None else int(seat) % 2, reported)
+            if detail["status"] in ("finished", "aborted"):
+                return detail
+            deal = detail["current_deal"]
+            if detail["status"] != "active" or deal is None or deal["turn"] != deal["seat"]:
+                continue
+            view = SeatView.from_dict(deal)
+            card = choose_card(level, view, seed=f"{deal['id']}:{deal['ply']}", budget_ms=budget_ms)
+            try:
+                api.call(
+                    "POST", f"/matches/{match_id}/moves", {"card": card.code, "ply": deal["ply"]}
+                )
+            except ApiError as exc:
+                # Somebody moved first, or the deal ended: the stream brings what happened.
+                if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
+                    raise
+        if detail.get("status") in ("finished", "aborted"):
+            return detail
+        # The stream ended early (a proxy, a restart; or a server that cannot hold it open
+        # answers what is owed and ends): reconnect after the last event seen.
+        api.sleep(poll_interval)
+
+
 def play(api: Api, match_id: str, *, level: str, budget_ms: float, poll_interval: float) -> JSON:
     """Poll the match and play each turn until it ends; returns the final match detail.
 
@@ -285,6 +355,12 @@ def main(argv: list[str] | None = None) -> int:
     how.add_argument("--create", type=parse_create, metavar="PLAYERS:FORMAT:SEATS")
     how.add_argument("--join", metavar="MATCH_ID")
     how.add_argument("--join-open", action="store_true")
+    parser.add_argument(
+        "--wait",
+        choices=["stream", "poll"],
+        default="stream",
+        help="learn of changes from the match's live stream (default) or by polling",
+    )
     parser.add_argument("--poll-interval", type=float, default=0.2)
     parser.add_argument("--timeout", type=float, default=600, help="seconds, in all")
     args = parser.parse_args(argv)
@@ -306,13 +382,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             match_id = join_open(api, args.username, args.poll_interval)
             print(f"match {match_id} joined", flush=True)
-        final = play(
-            api,
-            match_id,
-            level=args.level,
-            budget_ms=args.budget_ms,
-            poll_interval=args.poll_interval,
-        )
+        options = {
+            "level": args.level,
+            "budget_ms": args.budget_ms,
+            "poll_interval": args.poll_interval,
+        }
+        final = None
+        if args.wait == "stream":
+            try:
+                final = play_streaming(api, match_id, **options)
+            except NoStream as exc:
+                print(f"no stream ({exc}): polling instead", file=sys.stderr, flush=True)
+        if final is None:
+            final = play(api, match_id, **options)
     except ApiError as exc:
         print(f"error: {exc.code} ({exc.status}): {exc.message}", file=sys.stderr)
         return 1

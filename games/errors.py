@@ -98,3 +98,75 @@ class ExhibitionAdminsOnlyError(ServiceError):
     code = "exhibition_admins_only"
     status = 403
     message = "Only administrators may create a match with bots in every seat (an exhibition)."
+
+
+# -- time limits, invitations, abandoned matches (games.clocks) ------------------------------
+
+
+class InvalidTimeControlError(ServiceError):
+    code = "invalid_time_control"
+    status = 400
+    message = (
+        'A time control is {"per_move_seconds": 5..600} or {"per_move_hours": 1..168}, '
+        'and on_timeout is "bot" or "forfeit".'
+    )
+
+
+class DeadlinePassedError(ServiceError):
+    code = "deadline_passed"
+    status = 409
+    message = "Your time to play this card ran out: the timeout was applied instead."
+
+
+class SeatHeldByBotError(ServiceError):
+    code = "seat_held_by_bot"
+    status = 409
+    message = "The bot plays your seat after repeated timeouts: POST .../return to take it back."
+
+
+class SeatNotLeftError(ServiceError):
+    code = "seat_not_left"
+    status = 409
+    message = "You never left your seat: there is nothing to return to."
+
+
+class NotInvitedError(ServiceError):
+    code = "not_invited"
+    status = 403
+    message = "You have no unanswered invitation to this match."
+
+
+class CannotLeaveError(ServiceError):
+    code = "cannot_leave"
+    status = 409
+    message = "Only a person seated in a match still waiting for players may leave it."
+
+
+class MatchNotFinishedError(ServiceError):
+    code = "match_not_finished"
+    status = 409
+    message = "A rematch can be proposed only once the match has finished."
+
+
+class TooManyActiveMatchesError(ServiceError):
+    code = "too_many_active_matches"
+    status = 429
+    message = "You have too many matches waiting or being played: finish or abort some first."
+
+
+# -- live streams (games.live) -------------------------------------------------------------
+
+
+class InvalidEventIdError(ServiceError):
+    code = "invalid_event_id"
+    status = 400
+    message = (
+        "Last-Event-ID (or ?after=) must be the id of an event this stream sent: "
+        "a whole number no greater than the match's latest."
+    )
+
+
+class TooManyStreamsError(ServiceError):
+    code = "too_many_streams"
+    status = 429
+    message = "Too many open streams for this account: close one first."

@@ -38,6 +38,16 @@ class EndReason(models.TextChoices):
     PLAYED = "played", "Played out"
     RESIGNED = "resigned", "Resignation"
     ABORTED = "aborted", "Aborted"
+    TIMEOUT = "timeout", "A seat ran out of time"
+    ABANDONED = "abandoned", "Nobody moved for too long"
+    ABORT_WINDOW = "abort_window", "A person never played a first card"
+    DECLINED = "declined", "An invitation was declined"
+    EXPIRED = "expired", "Nobody joined in time"
+
+
+class OnTimeout(models.TextChoices):
+    BOT = "bot", "A bot plays for the absent seat"
+    FORFEIT = "forfeit", "The absent side loses"
 
 
 class Match(models.Model):
@@ -69,10 +79,49 @@ class Match(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # -- time limits (games.clocks): settings chosen at creation ---------------------------
+    per_move_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time a person has per card; empty: untimed."
+    )
+    on_timeout = models.CharField(
+        max_length=8, choices=OnTimeout.choices, default=OnTimeout.FORFEIT
+    )
+    timeout_bot_level = models.CharField(max_length=16, default="greedy")
+    rematch_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="rematches"
+    )
+    # -- who must act by when: written under the match's lock by every move ------------------
+    to_move_deal = models.BigIntegerField(null=True, blank=True)
+    to_move_ply = models.PositiveSmallIntegerField(null=True, blank=True)
+    to_move_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    deadline = models.DateTimeField(
+        null=True, blank=True, help_text="The person to move must play by then (database clock)."
+    )
+    bot_to_move_since = models.DateTimeField(
+        null=True, blank=True, help_text="A bot (or the bot holding a seat) is to move since."
+    )
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="A waiting match is called off then."
+    )
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "matches"
+        indexes = [
+            models.Index(
+                fields=["deadline"], name="match_deadline", condition=Q(deadline__isnull=False)
+            ),
+            models.Index(
+                fields=["bot_to_move_since"],
+                name="match_bot_to_move",
+                condition=Q(bot_to_move_since__isnull=False),
+            ),
+            models.Index(
+                fields=["expires_at"],
+                name="match_waiting_expiry",
+                condition=Q(status="waiting", expires_at__isnull=False),
+            ),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(players__in=[2, 4]), name="match_players_2_or_4"),
             models.CheckConstraint(
@@ -102,6 +151,11 @@ class Seat(models.Model):
     )
     joined_at = models.DateTimeField(
         null=True, blank=True, help_text="Empty for an open seat or an unanswered invitation."
+    )
+    away = models.BooleanField(default=False, help_text="The bot played this seat's last turn.")
+    timeouts_in_row = models.PositiveSmallIntegerField(default=0)
+    bot_holds = models.BooleanField(
+        default=False, help_text="The bot plays this seat until its person returns."
     )
 
     class Meta:
@@ -198,3 +252,25 @@ class Move(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("moves are append-only: they are never deleted")
+
+
+class MatchEvent(models.Model):
+    """What happened to a match besides its cards (a timeout, a seat taken over or taken
+    back, an invitation declined, a seat left, an expiry, a rematch): appended, never
+    changed. ``deal`` and ``ply`` place it among the deal's events (before the card at
+    ``ply``); without a deal it happened before the first deal or after the match."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="clock_events")
+    kind = models.CharField(max_length=32)
+    deal = models.BigIntegerField(null=True, blank=True)
+    ply = models.PositiveSmallIntegerField(null=True, blank=True)
+    after_end = models.BooleanField(default=False)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["match", "id"]
+        indexes = [models.Index(fields=["match", "id"], name="match_event_order")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.match_id}"

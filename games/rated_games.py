@@ -48,6 +48,7 @@ from accounts.models import Rating, RatingChange
 from accounts.ratings import services as rating_services
 from accounts.ratings.math import DealResult, RatedGame, category_for_players
 from briscola_service import queueing
+from games import live
 from games.models import Deal, DealStatus, Match, MatchStatus, Seat
 
 logger = logging.getLogger(__name__)
@@ -281,7 +282,10 @@ def match_ratings_apply(*, match_id: Any) -> int:
             seen.add(predecessor)
             stack.append(predecessor)
             continue
-        written += rating_services.rated_game_apply(game=game)
+        applied = rating_services.rated_game_apply(game=game)
+        if applied:
+            live.match_changed_on_commit(game.match_id, users=[*game.teams[0], *game.teams[1]])
+        written += applied
         stack.pop()
     return written
 

@@ -6,6 +6,7 @@ from celery import shared_task
 
 from briscola_service import metrics
 from games import rated_games
+from games.clocks import services as clocks
 from games.matches import services
 
 
@@ -18,6 +19,25 @@ def bot_play(deal_id: int, ply: int) -> bool:
     seconds, far above that budget.
     """
     return services.bot_move_play(deal_id=deal_id, ply=ply)
+
+
+@shared_task(name="games.tasks.bot_play_expert", acks_late=True, ignore_result=True)
+def bot_play_expert(deal_id: int, ply: int) -> bool:
+    """The expert's reply: the same as ``bot_play``, routed to the expert queue
+    (``CELERY_TASK_ROUTES``), so its searches never delay the other bots' replies."""
+    return services.bot_move_play(deal_id=deal_id, ply=ply)
+
+
+@shared_task(name="games.tasks.clock_timeout", acks_late=True, ignore_result=True)
+def clock_timeout(match_id: str) -> str | None:
+    """Apply the match's deadline if it has passed (database clock); exactly once."""
+    return clocks.timeout_enforce(match_id=match_id)
+
+
+@shared_task(name="games.tasks.clocks_sweep", ignore_result=True)
+def clocks_sweep() -> int:
+    """Periodic: apply passed deadlines, expire waiting matches (indexed, bounded)."""
+    return clocks.deadlines_sweep()
 
 
 @shared_task(name="games.tasks.sweep_pending_bot_moves", ignore_result=True)

@@ -1,5 +1,7 @@
 from django.urls import path
 
+from games.clocks import apis as clock_apis
+from games.live import apis as live_apis
 from games.matches import apis
 from games.players import apis as player_apis
 from games.replays.apis import (
@@ -18,6 +20,17 @@ urlpatterns = [
     path("matches/<str:match_id>/moves", apis.MoveCreateApi.as_view(), name="match-moves"),
     path("matches/<str:match_id>/resign", apis.MatchResignApi.as_view(), name="match-resign"),
     path("matches/<str:match_id>/events", apis.MatchEventsApi.as_view(), name="match-events"),
+    path("invitations", clock_apis.InvitationListApi.as_view(), name="invitations"),
+    path(
+        "matches/<str:match_id>/decline", clock_apis.MatchDeclineApi.as_view(), name="match-decline"
+    ),
+    path("matches/<str:match_id>/leave", clock_apis.MatchLeaveApi.as_view(), name="match-leave"),
+    path("matches/<str:match_id>/return", clock_apis.SeatReturnApi.as_view(), name="match-return"),
+    path(
+        "matches/<str:match_id>/rematch", clock_apis.MatchRematchApi.as_view(), name="match-rematch"
+    ),
+    path("matches/<str:match_id>/stream", live_apis.MatchStreamApi.as_view(), name="match-stream"),
+    path("stream", live_apis.AccountStreamApi.as_view(), name="account-stream"),
     path("deals/<int:deal_id>", apis.DealRecordApi.as_view(), name="deal-detail"),
     path("players/<str:username>", player_apis.PlayerDetailApi.as_view(), name="player-detail"),
     path(

@@ -14,6 +14,7 @@ trigger (see django_db_setup), so `django_db(transaction=True)` tests work there
 import hashlib
 import itertools
 import os
+import random
 import threading
 import time
 import uuid
@@ -150,7 +151,7 @@ def auth_client() -> Iterator[Callable[[User], APIClient]]:
 # --- The test database ---------------------------------------------------------------------
 
 # A schema that only the test database has: the move log's trigger lets TRUNCATE through
-# where it exists (games migration 0003), and nowhere else.
+# where it exists (games migration 0005), and nowhere else.
 TRUNCATE_SCHEMA = "briscola_test_truncate"
 
 
@@ -168,7 +169,7 @@ def django_db_setup(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -
 
     Django empties the tables after each transactional test with TRUNCATE, which the
     trigger on games_move refuses unless the database has the schema
-    ``briscola_test_truncate`` (games migration 0003). It is created here, in the test
+    ``briscola_test_truncate`` (games migration 0005). It is created here, in the test
     database only: no session setting can open that door anywhere else.
     """
     with django_db_blocker.unblock():
@@ -199,6 +200,15 @@ def deterministic_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
     prefix = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:32]
     numbers = itertools.count(1)
     monkeypatch.setattr(rules, "new_seed", lambda: f"{prefix}-{next(numbers)}")
+
+
+@pytest.fixture
+def unrelated_seeds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reproducible seeds of 128 random bits each, for the leak searches.
+    (``deterministic_seeds`` gives seeds that share a prefix: a finished deal's public seed
+    would hold a piece of the live one's.)"""
+    rng = random.Random(request.node.nodeid)
+    monkeypatch.setattr(rules, "new_seed", lambda: f"{rng.getrandbits(128):032x}")
 
 
 class Games:
@@ -453,6 +463,15 @@ def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterat
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_clocks_sweep_on_requests(settings: Any) -> None:
+    """Tasks run in-process in tests, so each API request would run the clocks' sweep
+    (games.clocks.middleware) once a second had passed: a test's request would then make
+    a query more or less depending on the machine's speed. Tests of the clocks run the
+    sweep themselves (tests/clocks/ turns this back on where it is the subject)."""
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 10**9
 
 
 @pytest.fixture(autouse=True)

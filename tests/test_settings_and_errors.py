@@ -175,7 +175,10 @@ def _settings_in_subprocess(code: str, **env_overrides: str) -> subprocess.Compl
 def test_bot_defaults_include_expert_with_a_100_ms_budget() -> None:
     result = _settings_in_subprocess("print(s.BOT_LEVELS, s.BOT_THINK_MS)")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['random', 'greedy', 'expert'] 100"
+    assert (
+        result.stdout.strip()
+        == "['random', 'greedy', 'strong', 'learned', 'expert', 'expert_v1'] 100"
+    )
     result = _settings_in_subprocess("print(s.BOT_THINK_MS)", BOT_THINK_MS="250")
     assert result.stdout.strip() == "250"
 

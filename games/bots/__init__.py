@@ -8,9 +8,19 @@ from games.rules import Card, SeatView
 
 from .base import Bot
 from .expert import expert_bot
+from .expert_v1 import expert_v1_bot
+from .learned import learned_bot
 from .simple import greedy_bot, random_bot
+from .strong import strong_bot
 
-LEVELS: dict[str, Bot] = {"random": random_bot, "greedy": greedy_bot, "expert": expert_bot}
+LEVELS: dict[str, Bot] = {
+    "random": random_bot,
+    "greedy": greedy_bot,
+    "strong": strong_bot,
+    "learned": learned_bot,
+    "expert": expert_bot,
+    "expert_v1": expert_v1_bot,
+}
 
 
 class UnknownBotLevelError(ValueError):
@@ -54,6 +64,9 @@ __all__ = [
     "UnknownBotLevelError",
     "choose_card",
     "expert_bot",
+    "expert_v1_bot",
     "greedy_bot",
+    "learned_bot",
     "random_bot",
+    "strong_bot",
 ]

@@ -4,11 +4,19 @@
     Reads one seat's view as JSON on standard input (``seat_view(...).to_dict()``, or the
     API's ``current_deal``: unknown keys are ignored) and prints the card the bot plays.
 
-``python -m games.bots duel --a LEVEL --b LEVEL --players 2|4 --deals N --seed S
+``python -m games.bots duel --a LEVEL --b LEVEL --players 2|4 --deals N [--seed S]
 [--workers W] [--budget-ms M] [--json] [--progress]``
     Plays N duplicate deals (N/2 decks, each twice with the sides swapped) and prints A's
     score with its 95% confidence interval, the win/draw/loss counts, the point margin and
     each level's think time per move. See :mod:`games.bots.duel`.
+
+``python -m games.bots duel --levels L1,L2,... --players 2|4 --deals N [--seed S] ...``
+    A round robin: the duel above for every pair of the levels, on the same decks, then a
+    table of each level's score against each other (95% CI), an Elo-like ladder and the
+    think times.
+
+Without ``--seed`` a fresh random seed is drawn and printed with the figures (report on
+fresh seeds; keep a fixed seed, such as ``tune``, for tuning only).
 
 On bad input either command prints one line to standard error and exits with status 2.
 """
@@ -23,7 +31,7 @@ from typing import NoReturn
 from games.rules import RulesError, SeatView
 
 from . import DEFAULT_BUDGET_MS, LEVELS, UnknownBotLevelError, choose_card
-from .duel import DuelError, ProgressBar, duel, wants_progress
+from .duel import DuelError, ProgressBar, duel, fresh_seed, round_robin, wants_progress
 
 EXIT_USAGE = 2
 _JSON_KINDS: dict[type, str] = {
@@ -131,6 +139,12 @@ def _choose(args: argparse.Namespace) -> int:
 
 
 def _duel(args: argparse.Namespace) -> int:
+    if args.levels is not None:
+        if args.a is not None or args.b is not None:
+            return _fail("give either --levels (a round robin) or --a and --b, not both")
+        return _round_robin(args)
+    if args.a is None or args.b is None:
+        return _fail("a duel needs --a and --b (or --levels for a round robin)")
     for level in (args.a, args.b):
         if level not in LEVELS:
             return _fail(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")
@@ -138,6 +152,7 @@ def _duel(args: argparse.Namespace) -> int:
         return _fail(
             f"--deals must be a positive even number (each deck is played twice), not {args.deals}"
         )
+    seed = args.seed if args.seed is not None else fresh_seed()
     bar = None
     if wants_progress(args.progress, sys.stderr):
         bar = ProgressBar(f"{args.a} vs {args.b} ({args.players}p)", stream=sys.stderr)
@@ -147,7 +162,7 @@ def _duel(args: argparse.Namespace) -> int:
             args.b,
             players=args.players,
             deals=args.deals,
-            seed=args.seed,
+            seed=seed,
             workers=args.workers,
             budget_ms=args.budget_ms,
             partners_last_hand=not args.no_partners_last_hand,
@@ -162,6 +177,52 @@ def _duel(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_dict(), indent=2))
     else:
         print(summary.format())
+    return 0
+
+
+def _round_robin(args: argparse.Namespace) -> int:
+    levels = [level.strip() for level in args.levels.split(",") if level.strip()]
+    for level in levels:
+        if level not in LEVELS:
+            return _fail(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")
+    if len(levels) < 2 or len(set(levels)) != len(levels):
+        return _fail(f"--levels needs at least two distinct levels, not {args.levels!r}")
+    if args.deals < 2 or args.deals % 2:
+        return _fail(
+            f"--deals must be a positive even number (each deck is played twice), not {args.deals}"
+        )
+    seed = args.seed if args.seed is not None else fresh_seed()
+    bars: list[ProgressBar] = []
+
+    def progress(a: str, b: str) -> ProgressBar | None:
+        for bar in bars:
+            bar.close()
+        bars.clear()
+        if not wants_progress(args.progress, sys.stderr):
+            return None
+        bars.append(ProgressBar(f"{a} vs {b} ({args.players}p)", stream=sys.stderr))
+        return bars[0]
+
+    try:
+        result = round_robin(
+            levels,
+            players=args.players,
+            deals=args.deals,
+            seed=seed,
+            workers=args.workers,
+            budget_ms=args.budget_ms,
+            partners_last_hand=not args.no_partners_last_hand,
+            progress=progress,
+        )
+    except (DuelError, UnknownBotLevelError) as exc:
+        return _fail(str(exc))
+    finally:
+        for bar in bars:
+            bar.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(result.format())
     return 0
 
 
@@ -197,8 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
         "the sides swapped (duplicate), and report A's score with a 95%% confidence "
         "interval computed over the pairs, the point margin and the think times.",
     )
-    play.add_argument("--a", required=True, metavar="LEVEL", help=f"level A: {levels}")
-    play.add_argument("--b", required=True, metavar="LEVEL", help=f"level B: {levels}")
+    play.add_argument("--a", metavar="LEVEL", help=f"level A: {levels}")
+    play.add_argument("--b", metavar="LEVEL", help=f"level B: {levels}")
+    play.add_argument(
+        "--levels",
+        metavar="L1,L2,...",
+        help="a round robin over these levels (comma-separated) instead of --a/--b",
+    )
     play.add_argument("--players", type=int, choices=(2, 4), required=True)
     play.add_argument(
         "--deals",
@@ -206,7 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="number of deals in total (even: each deck is played twice)",
     )
-    play.add_argument("--seed", required=True, help="duel seed: deck i is shuffled from SEED:i")
+    play.add_argument(
+        "--seed",
+        default=None,
+        help="duel seed: deck i is shuffled from SEED:i (default: a fresh random seed, printed)",
+    )
     play.add_argument("--workers", type=_positive, default=1, help="processes (default 1)")
     play.add_argument(
         "--budget-ms",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import secrets
 import statistics
 import sys
 import time
@@ -46,6 +47,11 @@ ProgressCallback = Callable[[int, int], None]
 
 class DuelError(ValueError):
     """Arguments that do not describe a duel (odd deal count, bad player count, ...)."""
+
+
+def fresh_seed() -> str:
+    """A seed never used before (for reporting figures: tune on a fixed seed instead)."""
+    return f"fresh-{secrets.token_hex(4)}"
 
 
 # -- one deal --------------------------------------------------------------------------
@@ -507,6 +513,196 @@ def duel(
     )
 
 
+# -- a round robin ---------------------------------------------------------------------
+
+ELO_SCALE = 400.0
+"""Rating points for odds of 10 to 1 (the chess convention)."""
+
+
+def elo_difference(score: float) -> float:
+    """The rating difference that an expected score of ``score`` means (±inf at 0 or 1)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return ELO_SCALE * math.log10(score / (1.0 - score))
+
+
+def elo_ladder(
+    levels: Sequence[str],
+    scores: dict[tuple[str, str], float],
+    anchor: str | None = None,
+    *,
+    iterations: int = 2000,
+) -> dict[str, float]:
+    """Elo-like ratings that best explain the pairings' scores (Bradley-Terry fit).
+
+    ``scores[(a, b)]`` is a's score against b (each pairing once, either way round).
+    Found by gradient ascent on the log-likelihood of the scores as fractional wins;
+    ``anchor`` (or, without one, the mean) is rated 0. A level that won or lost every
+    deal has no finite rating; its rating is bounded by the iteration count.
+    """
+    rating = {level: 0.0 for level in levels}
+    pairs = [(a, b, s) for (a, b), s in scores.items()]
+    step = 40.0
+    for _ in range(iterations):
+        grad = dict.fromkeys(levels, 0.0)
+        for a, b, s in pairs:
+            expected = 1.0 / (1.0 + 10 ** ((rating[b] - rating[a]) / ELO_SCALE))
+            grad[a] += s - expected
+            grad[b] -= s - expected
+        moved = 0.0
+        for level in levels:
+            delta = step * grad[level]
+            rating[level] += delta
+            moved = max(moved, abs(delta))
+        if moved < 1e-6:
+            break
+    base = rating[anchor] if anchor is not None else math.fsum(rating.values()) / len(rating)
+    return {level: r - base for level, r in rating.items()}
+
+
+@dataclass(frozen=True)
+class RoundRobin:
+    """Every pairing of a list of levels, each a duplicate duel on the same decks."""
+
+    levels: tuple[str, ...]
+    players: int
+    deals: int
+    seed: str
+    budget_ms: float
+    duels: tuple[DuelSummary, ...]
+    elapsed_s: float = 0.0
+
+    def score(self, a: str, b: str) -> Interval:
+        """a's score against b (with its interval over the pairs)."""
+        for d in self.duels:
+            if (d.a, d.b) == (a, b):
+                return d.score
+            if (d.a, d.b) == (b, a):
+                s = d.score
+                return Interval(1.0 - s.mean, s.half_width)
+        raise KeyError((a, b))
+
+    def ladder(self) -> list[tuple[str, float, float]]:
+        """(level, rating, mean score against the field), best first."""
+        scores = {(d.a, d.b): d.score.mean for d in self.duels}
+        anchor = "random" if "random" in self.levels else None
+        ratings = elo_ladder(self.levels, scores, anchor)
+        means = {
+            level: statistics.fmean(self.score(level, o).mean for o in self.levels if o != level)
+            for level in self.levels
+        }
+        return sorted(
+            ((level, ratings[level], means[level]) for level in self.levels),
+            key=lambda row: -row[1],
+        )
+
+    def think(self) -> dict[str, ThinkStats]:
+        """Each level's think time per move over all its duels."""
+        times: dict[str, list[float]] = {level: [] for level in self.levels}
+        for d in self.duels:
+            for p in d.pairs_results:
+                times[d.a].extend(p.think_a)
+                times[d.b].extend(p.think_b)
+        return {level: ThinkStats.of(level, t) for level, t in times.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        think = self.think()
+        return {
+            "levels": list(self.levels),
+            "players": self.players,
+            "deals": self.deals,
+            "seed": self.seed,
+            "budget_ms": self.budget_ms,
+            "duels": [d.to_dict() for d in self.duels],
+            "ladder": [{"level": lvl, "elo": r, "mean_score": m} for lvl, r, m in self.ladder()],
+            "think": {lvl: t.to_dict() for lvl, t in think.items()},
+            "elapsed_s": self.elapsed_s,
+        }
+
+    def format(self) -> str:
+        table = "4 players, teams of two" if self.players == 4 else "2 players"
+        width = max(9, *(len(level) for level in self.levels)) + 1
+        cell = 13
+        lines = [
+            f"round robin: {', '.join(self.levels)}; {table}; {self.deals} deals "
+            f"({self.deals // 2} duplicate pairs) per pairing, seed {self.seed!r}, "
+            f"budget {self.budget_ms:g} ms",
+            "score of the row against the column (95% CI half-width):",
+            " " * width + "".join(f"{level:>{cell}}" for level in self.levels),
+        ]
+        for a in self.levels:
+            row = f"{a:<{width}}"
+            for b in self.levels:
+                if a == b:
+                    row += f"{'-':>{cell}}"
+                else:
+                    s = self.score(a, b)
+                    row += f"{s.mean:>7.3f}±{_fmt(s.half_width, '.3f'):<5}"
+            lines.append(row)
+        anchor = "random = 0" if "random" in self.levels else "mean = 0"
+        lines.append(f"Elo-like ladder ({anchor}; 400 points = odds of 10 to 1):")
+        for rank, (level, rating, mean) in enumerate(self.ladder(), 1):
+            lines.append(f"  {rank}. {level:<{width}} {rating:+8.0f}   mean score {mean:.3f}")
+        lines.append("think time per move (ms):")
+        lines.append(f"  {'level':<{width}} {'moves':>8} {'median':>9} {'p95':>9} {'max':>9}")
+        for level, t in self.think().items():
+            lines.append(
+                f"  {level:<{width}} {t.moves:>8} {_fmt(t.median_ms, '9.3f')} "
+                f"{_fmt(t.p95_ms, '9.3f')} {_fmt(t.max_ms, '9.3f')}"
+            )
+        lines.append(f"elapsed {self.elapsed_s:.1f} s")
+        return "\n".join(lines)
+
+
+def round_robin(
+    levels: Sequence[str],
+    *,
+    players: int,
+    deals: int,
+    seed: str | int,
+    workers: int = 1,
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    partners_last_hand: bool = True,
+    progress: Callable[[str, str], ProgressCallback | None] | None = None,
+) -> RoundRobin:
+    """A duplicate duel of every pair of ``levels`` (each on the same decks of ``seed``)."""
+    levels = tuple(levels)
+    if len(levels) < 2 or len(set(levels)) != len(levels):
+        raise DuelError(f"a round robin needs at least two distinct levels, not {list(levels)}")
+    for level in levels:
+        if level not in LEVELS:
+            raise UnknownBotLevelError(f"unknown bot level {level!r}: one of {', '.join(LEVELS)}")
+    started = time.perf_counter()
+    duels = []
+    for i, a in enumerate(levels):
+        for b in levels[i + 1 :]:
+            callback = progress(a, b) if progress is not None else None
+            duels.append(
+                duel(
+                    a,
+                    b,
+                    players=players,
+                    deals=deals,
+                    seed=seed,
+                    workers=workers,
+                    budget_ms=budget_ms,
+                    partners_last_hand=partners_last_hand,
+                    progress=callback,
+                )
+            )
+    return RoundRobin(
+        levels=levels,
+        players=players,
+        deals=deals,
+        seed=str(seed),
+        budget_ms=float(budget_ms),
+        duels=tuple(duels),
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
 # -- a progress bar --------------------------------------------------------------------
 
 
@@ -601,15 +797,20 @@ __all__ = [
     "Interval",
     "PairResult",
     "PlayedDeal",
+    "RoundRobin",
     "ProgressBar",
     "ThinkStats",
     "decision_seed",
     "deck_seed",
     "duel",
+    "elo_difference",
+    "elo_ladder",
+    "fresh_seed",
     "mean_interval",
     "percentile",
     "play_deal",
     "play_pair",
+    "round_robin",
     "side_levels",
     "summarize",
     "wants_progress",

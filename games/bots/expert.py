@@ -1,34 +1,39 @@
-"""The expert: determinized Monte Carlo search with card tracking and an opponent model.
+"""The expert: the learned policy, then a search of the endgame, under a hard time limit.
+
+Until few cards remain (EXACT_MAX_PLIES: 14 in a 2-player deal, 16 in a 4-player one)
+it plays the card of the ``learned`` policy (:mod:`games.bots.learned`, a linear model
+trained by self-play): with the little thinking time a move has, searching the opening
+and the middle game by playouts from a few guesses (what ``expert_v1`` does) measured
+worse than that policy (docs/bots.md). From there on it searches.
 
 From the seat's view alone it works out which cards are still unseen (card tracking:
 what is in no known hand, not played and not the face-up briscola), and where the
 briscola is (still under the stock, or in the hand of the player who drew it). It then
 *determinizes*: deals the unseen cards into the other hands and the stock, consistently
 with every count the view shows -- every possible way once when there are few, else at
-random -- and scores each legal card on each guess:
+random -- and scores each legal card on each guess (the same guesses for every card, so
+their difference is measured, not the luck of the guess) by searching every choice of
+its own team to the end of the guessed deal, the other team predicted by the ``strong``
+rules (:mod:`games.bots.strong`, reading only what that seat would know in the guessed
+deal) until MINIMAX_PLIES cards remain, where a full minimax lets the other team play
+its best replies too (in a 2-player deal with an empty stock nothing is hidden any more,
+so there the search is exact). With EARLY_POLICY set to None it searches from the first
+card, by playouts with fast rule-based players while many cards remain.
 
-* while many cards remain, by a playout to the end of the deal: the bot's own team plays
-  a sharpened version of the greedy rules, the other team is modelled by the plain
-  greedy rules of a sensible rule-based player; every candidate card is scored on the
-  same guesses (common random numbers), so their difference is measured, not the luck
-  of the guess;
-* once at most 14 cards (2 players) or 12 (4 players) remain, by searching every choice
-  of its own team to the end of the guessed deal against that model of the opponents
-  (in a 2-player deal with an empty stock nothing is hidden any more).
-
-Which model of the opponent (2-player deals): a rule-based (greedy) player, or a
-careless one who plays any card alike. From the cards it has played so far the bot
-weighs the two (Bayes, :func:`greedy_posterior`) and models it as random in that share
-of the guesses: there it plays any card in playouts, and the endgame search takes the
-mean over its replies instead of predicting one.
+It does not model its opponents as greedy or careless players any more (``expert_v1``
+does): that model fitted our greedy bot and little else. (The Bayes machinery,
+:func:`greedy_posterior`, is kept behind OPPONENT_MODEL, off.)
 
 The score of a finished deal is the result for the seat's team (win 1, draw 1/2, loss 0)
 plus a small share of the point margin, so the bot plays to win the deal and, among
 equally sure wins or losses, for points. It plays for its team in 4-player deals.
 
-The search stops at an iteration cap or when its share of the time budget is spent,
-whichever comes first. When the cap ends it (tests pass a small cap and a large budget)
-the choice is a pure function of the view and the seed.
+**The budget is a limit.** The search starts no new guess once TIME_SHARE of the budget
+is spent, and abandons the guess it is scoring (the clock is read at every node of the
+endgame search and before every playout) once HARD_SHARE is: no move takes much more
+than its budget. If not even one guess was scored in time, it plays the learned policy's
+card. When an iteration cap ends the search instead (tests pass a small cap and a large
+budget) the choice is a pure function of the view and the seed.
 """
 
 from __future__ import annotations
@@ -37,10 +42,13 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from games.rules import CARDS, SUITS, Card, Deal, SeatView
+
+from .learned import learned_view_card
+from .strong import strong_card
 
 MARGIN_WEIGHT = 0.2 / 120
 """Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
@@ -48,10 +56,13 @@ MARGIN_WEIGHT = 0.2 / 120
 MAX_DETERMINIZATIONS = 300
 """More did not help: 600 scored 0.70 against greedy where 300 scored 0.72 (300 pairs)."""
 TIME_SHARE = 0.8
-"""Share of the budget the search may use (the rest covers the last iteration)."""
+"""Share of the budget after which no new guess is started."""
+HARD_SHARE = 0.95
+"""Share of the budget after which the guess being scored is abandoned (and the move
+played from the guesses scored so far)."""
 ENUMERATE_MAX = 40
 """Visit every possible world instead of sampling when there are at most this many."""
-EXACT_MAX_PLIES = {2: 14, 4: 12}
+EXACT_MAX_PLIES = {2: 14, 4: 16}
 """Search a guessed deal to its end once at most this many cards remain to be played."""
 GREEDY_PRIOR = 0.5
 """Prior probability that an opponent plays by the greedy rules (else: at random)."""
@@ -62,13 +73,46 @@ LIKELIHOOD_WINDOW = 10
 """An opponent's plays judged: its last ones, at most this many."""
 LIKELIHOOD_GUESSES = 4
 """Guesses of an opponent's current hand when judging its plays (all when fewer)."""
+EARLY_POLICY: Callable[[SeatView], Card] | None = learned_view_card
+"""Before the endgame search starts (EXACT_MAX_PLIES), play this policy's card instead
+of searching (None: search with playouts, as ``expert_v1`` does)."""
+FALLBACK_POLICY: Callable[[SeatView], Card] = learned_view_card
+"""The card played when not a single guess could be scored within the budget."""
+PRIOR_WEIGHT = 0.0
+"""Bonus, per guess scored, of the card PRIOR_POLICY would play."""
+OPPONENT_MODEL = False
+"""Weigh, from their plays, whether the opponents play by the greedy rules or at random,
+and model them so (what ``expert_v1`` does). Off: it fitted the greedy bot only."""
 MODEL_PLAYERS = (2,)
 """Deals (by number of players) in which the opponents may be modelled as random."""
+MINIMAX_PLIES = {2: 8, 4: 4}
+"""In the endgame search, both teams' choices are searched (minimax) once at most this
+many cards remain; before, the other team is predicted by PREDICT_POLICY."""
 RANDOM_SHARE_MIN = 0.01
 """Below this posterior share of random play, the opponents are modelled as greedy only."""
 CHANCE_EXACT_PLIES = 6
 """In the endgame search, a random opponent's replies are averaged over every card once
 at most this many cards remain; earlier, one reply per node is drawn."""
+
+
+class _OutOfTime(Exception):
+    """The hard deadline passed while a guess was being scored."""
+
+
+class _Deadline:
+    """The hard limit of one move, read from ``clock`` (a fake one in tests)."""
+
+    __slots__ = ("at", "clock", "reads")
+
+    def __init__(self, clock: Callable[[], float], at: float) -> None:
+        self.clock = clock
+        self.at = at
+        self.reads = 0
+
+    def check(self) -> None:
+        self.reads += 1
+        if self.clock() > self.at:
+            raise _OutOfTime
 
 
 def expert_bot(
@@ -77,25 +121,30 @@ def expert_bot(
     budget_ms: float = 100,
     *,
     max_iterations: int | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Card:
     moves = sorted(view.legal)
     if len(moves) == 1:
         return moves[0]
     assert view.seat is not None
-    deadline = time.perf_counter() + budget_ms * TIME_SHARE / 1000.0
+    started = clock()
+    soft_deadline = started + budget_ms * TIME_SHARE / 1000.0
+    hard = _Deadline(clock, started + budget_ms * HARD_SHARE / 1000.0)
     sampler = _Sampler(view)
     team = view.seat & 1
     # Which opponents look like random players, from their plays so far: world i models
     # seat s as random for a share 1 - P(greedy) of the worlds (spread evenly).
     # (2-player deals only: in 4-player ones it is not measured yet.)
     random_share = [0.0] * view.players
-    if view.players in MODEL_PLAYERS:
+    if OPPONENT_MODEL and view.players in MODEL_PLAYERS:
         for s, p_greedy in greedy_posterior(view, sampler.unseen).items():
             if 1.0 - p_greedy >= RANDOM_SHARE_MIN:
                 random_share[s] = 1.0 - p_greedy
     mixed = any(random_share)
     remaining = sum(view.hand_sizes) + view.stock_count
     exact = remaining <= EXACT_MAX_PLIES[view.players]
+    if not exact and EARLY_POLICY is not None:
+        return EARLY_POLICY(view)
     totals = [0.0] * len(moves)
     cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
     # Few possible worlds: visit each once (exactly, no sampling noise); else sample.
@@ -103,9 +152,9 @@ def expert_bot(
     worlds: Iterator[Deal] = (
         sampler.every_world() if enumerated else (sampler.sample(rng) for _ in range(cap))
     )
-    hard_deadline = deadline + budget_ms * (1 - TIME_SHARE) / 1000.0
+    scored = 0
     for iteration, guess in enumerate(worlds):
-        if iteration and time.perf_counter() > deadline:
+        if clock() > soft_deadline:
             break
         # The models of the opponents this world is scored with, and their weights.
         models: list[tuple[tuple[bool, ...] | None, float]]
@@ -118,25 +167,31 @@ def expert_bot(
         else:
             models = [(_random_seats(random_share, iteration), 1.0)]
         values = []
-        for card in moves:
-            if iteration and time.perf_counter() > hard_deadline:
-                break  # out of time mid-guess: every card must be scored on the same guesses
-            value = 0.0
-            for randoms, weight in models:
-                deal = guess.copy()
-                deal.play(card)
-                # The same draws of the random opponents' cards for every candidate.
-                chance = random.Random(iteration) if randoms is not None else None
-                if exact:
-                    value += weight * _solve(deal, team, randoms, chance)
-                else:
-                    _playout(deal, team, randoms, chance)
-                    value += weight * _score(deal, team)
-            values.append(value)
-        if len(values) < len(moves):
-            break
+        try:
+            for card in moves:
+                value = 0.0
+                for randoms, weight in models:
+                    hard.check()
+                    deal = guess.copy()
+                    deal.play(card)
+                    # The same draws of the random opponents' cards for every candidate.
+                    chance = random.Random(iteration) if randoms is not None else None
+                    if exact:
+                        value += weight * _solve(deal, team, randoms, chance, hard)
+                    else:
+                        _playout(deal, team, randoms, chance)
+                        value += weight * _score(deal, team)
+                values.append(value)
+        except _OutOfTime:
+            break  # every card must be scored on the same guesses: drop this one
         for i, value in enumerate(values):
             totals[i] += value
+        scored += 1
+    if not scored:
+        return FALLBACK_POLICY(view)
+    if PRIOR_WEIGHT:
+        # The strong rules' card is preferred unless the guesses say otherwise clearly.
+        totals[moves.index(PRIOR_POLICY(view))] += PRIOR_WEIGHT * scored
     best = max(range(len(moves)), key=lambda i: (totals[i], -i))
     return moves[best]
 
@@ -242,45 +297,83 @@ def _solve(
     team: int,
     randoms: Sequence[bool] | None = None,
     chance: random.Random | None = None,
+    hard: _Deadline | None = None,
 ) -> float:
     """Best value for ``team`` of a known position when the other team plays by
-    OTHERS_POLICY: the team's choices are searched, the others' predicted. Changes
-    ``deal``.
+    PREDICT_POLICY: the team's choices are searched, the others' predicted, until
+    MINIMAX_PLIES cards remain, where both teams' choices are searched
+    (:func:`_minimax`). Changes ``deal``. Reads the clock (``hard``) at every node.
 
     Against a predicted opponent only the team's own choices branch, so the search
-    reaches the end of the deal from much earlier than minimax could; it also plays for
-    the opponent's likely mistakes instead of fearing its best replies. (Over 300
-    duplicate 2-player pairs against greedy: minimax over the last 10 cards 0.72, this
-    over the last 12 0.78, over the last 14 0.79, over the last 16 0.78.)
+    reaches the end of the deal from much earlier than minimax could.
 
     The seats marked in ``randoms`` play at random instead: their replies are averaged
     over every card near the end, drawn with ``chance`` one per node before.
     """
+    if hard is not None:
+        hard.check()
+    if randoms is None and _remaining(deal) <= MINIMAX_PLIES[deal.players]:
+        return _minimax(deal, team, -1e9, 1e9, hard)
     while deal.turn is not None and (deal.turn & 1) != team:
         hand = deal.hands[deal.turn]
         if randoms is None or chance is None or not randoms[deal.turn] or len(hand) == 1:
-            deal.play(OTHERS_POLICY(deal, hand))
+            deal.play(PREDICT_POLICY(deal, hand))
         elif _remaining(deal) <= CHANCE_EXACT_PLIES:
             total = 0.0
             for card in list(hand):
                 child = deal.copy()
                 child.play(card)
-                total += _solve(child, team, randoms, chance)
+                total += _solve(child, team, randoms, chance, hard)
             return total / len(hand)
         else:
             deal.play(hand[int(chance.random() * len(hand))])
+        if randoms is None and _remaining(deal) <= MINIMAX_PLIES[deal.players]:
+            return _minimax(deal, team, -1e9, 1e9, hard)
     turn = deal.turn
     if turn is None:
         return _score(deal, team)
     hand = deal.hands[turn]
     if len(hand) == 1:
         deal.play(hand[0])
-        return _solve(deal, team, randoms, chance)
+        return _solve(deal, team, randoms, chance, hard)
     value = -1e9
     for card in hand:
         child = deal.copy()
         child.play(card)
-        value = max(value, _solve(child, team, randoms, chance))
+        value = max(value, _solve(child, team, randoms, chance, hard))
+    return value
+
+
+def _minimax(deal: Deal, team: int, alpha: float, beta: float, hard: _Deadline | None) -> float:
+    """The value for ``team`` of a known position when both teams play their best
+    (alpha-beta). Changes ``deal``."""
+    if hard is not None:
+        hard.check()
+    turn = deal.turn
+    while turn is not None and len(deal.hands[turn]) == 1:
+        deal.play(deal.hands[turn][0])
+        turn = deal.turn
+    if turn is None:
+        return _score(deal, team)
+    hand = deal.hands[turn]
+    if (turn & 1) == team:
+        value = -1e9
+        for card in hand:
+            child = deal.copy()
+            child.play(card)
+            value = max(value, _minimax(child, team, alpha, beta, hard))
+            alpha = max(alpha, value)
+            if alpha >= beta:
+                break
+        return value
+    value = 1e9
+    for card in hand:
+        child = deal.copy()
+        child.play(card)
+        value = min(value, _minimax(child, team, alpha, beta, hard))
+        beta = min(beta, value)
+        if alpha >= beta:
+            break
     return value
 
 
@@ -548,4 +641,11 @@ def _policy_card_v2(deal: _Position, hand: list[Card]) -> Card:
 
 
 OWN_POLICY = _policy_card_v2
+"""The playouts' policy of the bot's own team (fast rules: many guesses beat fewer,
+better-played ones; measured in docs/bots.md)."""
 OTHERS_POLICY = _policy_card
+"""The playouts' model of the other team."""
+PREDICT_POLICY = strong_card
+"""The endgame search's prediction of the other team (until MINIMAX_PLIES)."""
+PRIOR_POLICY = learned_view_card
+"""The policy whose card gets the PRIOR_WEIGHT bonus."""

@@ -18,6 +18,7 @@ from briscola_service.idempotency.apis import (
     idempotent,
 )
 from briscola_service.pagination import StandardPagination
+from games.clocks import services as clocks
 from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.matches import selectors, services, snapshots
 from games.matches.serializers import (
@@ -66,7 +67,11 @@ class MatchListCreateApi(APIView):
         parameters=[
             OpenApiParameter("status", str, enum=["waiting", "active", "finished", "aborted"]),
             OpenApiParameter("mine", bool, description="Only matches you have a seat in."),
-            OpenApiParameter("open", bool, description="Only matches you can join."),
+            OpenApiParameter(
+                "open",
+                bool,
+                description="Only matches you can join (open seats, and your invitations).",
+            ),
         ],
         responses={200: MatchSummaryOutput(many=True), **READ_ERRORS},
     )
@@ -92,6 +97,11 @@ class MatchListCreateApi(APIView):
             '`seats` lists seats 1.. in order: `{"bot": "random"|"greedy"|"expert"}`, '
             '`{"user": "<username>"}` (an invitation) or `"open"`. The match starts '
             "as soon as every seat is taken.\n\n"
+            '**Time limits**: `"time_control": {"per_move_seconds": 5..600}` or '
+            '`{"per_move_hours": 1..168}` (none: untimed), `"on_timeout": "forfeit"|"bot"`, '
+            '`"timeout_bot": "greedy"`. Out of range: 400 `invalid_time_control`. Over '
+            "`MATCH_ACTIVE_LIMIT` matches waiting or active: 429 `too_many_active_matches`."
+            "\n\n"
             "**Exhibitions** (bot-only matches, administrators only): list *every* seat, "
             'seat 0 included, each a bot, e.g. `{"players": 2, "seats": [{"bot": "expert"}, '
             '{"bot": "greedy"}]}`. The creator sits nowhere and watches as a spectator; '
@@ -120,6 +130,9 @@ class MatchListCreateApi(APIView):
             public=values["public"],
             rated=values["rated"],
             partners_last_hand=values.get("options", {}).get("partners_last_hand", True),
+            time_control=clocks.time_control_parse(
+                values.get("time_control"), values.get("on_timeout"), values.get("timeout_bot")
+            ),
         )
         return _detail(request, match.pk, status.HTTP_201_CREATED)
 

@@ -21,13 +21,14 @@ from accounts.models import RatingChange, User
 from accounts.ratings.selectors import rating_change_json, rating_changes_by_match
 from games import rules
 from games.bots import LEVELS as BOT_LOGIC
+from games.clocks.selectors import clock_summary, seconds_left
 from games.errors import (
     DealNotFoundError,
     DealNotOverError,
     MatchNotFoundError,
     MatchPrivateError,
 )
-from games.models import Deal, DealStatus, Match, MatchStatus, Move, Seat
+from games.models import Deal, DealStatus, Match, MatchEvent, MatchStatus, Move, Seat
 
 JSON = dict[str, Any]
 
@@ -132,8 +133,11 @@ def matches_list(
         queryset = queryset.filter(status=status)
     if mine:
         queryset = queryset.filter(is_mine=True)
-    if open:
-        queryset = queryset.filter(status=MatchStatus.WAITING, has_open_seat=True)
+    if open:  # seats anyone may take, and the seats the user is invited to
+        invited = Seat.objects.filter(match=OuterRef("pk"), user=user, joined_at__isnull=True)
+        queryset = queryset.annotate(is_invited=Exists(invited)).filter(
+            Q(has_open_seat=True) | Q(is_invited=True), status=MatchStatus.WAITING
+        )
     return (
         queryset.select_related("created_by")
         .prefetch_related("seats__user")
@@ -141,7 +145,7 @@ def matches_list(
     )
 
 
-def _seat_json(seat: Seat) -> JSON:
+def seat_json(seat: Seat) -> JSON:
     user = seat.user
     return {
         "seat": seat.number,
@@ -150,7 +154,12 @@ def _seat_json(seat: Seat) -> JSON:
         "is_bot": bool(user and user.is_bot),
         "bot_level": user.bot_level if user and user.is_bot else None,
         "joined": seat.joined_at is not None,
+        "away": seat.away,
+        "bot_holds": seat.bot_holds,
     }
+
+
+_seat_json = seat_json
 
 
 def deal_summary(deal: Deal) -> JSON:
@@ -184,6 +193,8 @@ def match_summary(match: Match, seats: list[Seat]) -> JSON:
         "deals_won": list(match.deals_won),
         "winner": match.winner_team,
         "end_reason": match.end_reason or None,
+        **clock_summary(match),
+        "seconds_left": seconds_left(match.deadline),
     }
 
 
@@ -235,6 +246,7 @@ class MatchSnapshot:
     rating_changes: list[JSON]
     deals: list[JSON]
     current: CurrentDeal | None
+    events: int = 0  # the match's clock events (games.clocks): timeouts, returns, ...
 
     @property
     def version(self) -> tuple[Any, ...]:
@@ -246,6 +258,7 @@ class MatchSnapshot:
             len(self.deals),
             len(self.current.moves) if self.current else 0,
             len(self.rating_changes),
+            self.events,
         )
 
     def joined_seat_of(self, user_id: Any) -> int | None:
@@ -262,6 +275,7 @@ class MatchSnapshot:
         data["rating_changes"] = self.rating_changes
         data["deals"] = self.deals
         data["current_deal"] = self.current.view(seat) if self.current else None
+        data["seconds_left"] = seconds_left(data.get("deadline"))
         return data
 
 
@@ -302,6 +316,7 @@ def match_snapshot(
         rating_changes=match_rating_changes(match, seats),
         deals=[deal_summary(d) for d in deals],
         current=current,
+        events=MatchEvent.objects.filter(match=match).count(),
     )
 
 
@@ -326,7 +341,8 @@ SELECT m.status,
   (SELECT COUNT(*) FROM {deal} d WHERE d.match_id = m.id),
   (SELECT COUNT(*) FROM {move} mv WHERE mv.deal_id =
      (SELECT d.id FROM {deal} d WHERE d.match_id = m.id ORDER BY d.number DESC LIMIT 1)),
-  (SELECT COUNT(*) FROM {rating_change} rc WHERE rc.match_id = m.id)
+  (SELECT COUNT(*) FROM {rating_change} rc WHERE rc.match_id = m.id),
+  (SELECT COUNT(*) FROM {event} e WHERE e.match_id = m.id)
 FROM {match} m WHERE m.id = %s
 """
 
@@ -407,6 +423,7 @@ def _version_sql() -> str:
         deal=Deal._meta.db_table,
         move=Move._meta.db_table,
         rating_change=RatingChange._meta.db_table,
+        event=MatchEvent._meta.db_table,
         match=Match._meta.db_table,
     )
 
@@ -415,7 +432,9 @@ def _version_sql() -> str:
 def _lock_sql() -> str:
     # SQLite locks the whole database on write and has no row locks to take.
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    return f"SELECT * FROM {Match._meta.db_table} WHERE id = %s{lock}"
+    # db_now: the database's clock as the lock is taken, for the match's deadline
+    # (games.clocks), so that no worker's or web server's clock decides one.
+    return f"SELECT *, CURRENT_TIMESTAMP AS db_now FROM {Match._meta.db_table} WHERE id = %s{lock}"
 
 
 def match_rating_changes(match: Match, seats: list[Seat]) -> list[JSON]:
@@ -446,18 +465,27 @@ def match_events_for_user(*, match: Match, user: User, after: int = 0) -> JSON:
     events: list[JSON] = [
         {"type": "match_created", "players": match.players, "format": match.format}
     ]
+    # The clock's events (games.clocks) are placed where they happened: before the first
+    # deal, at a turn of a deal (before the card played at that ply), after the match.
+    clock = list(MatchEvent.objects.filter(match=match).order_by("id"))
+    events += [_clock_event(e) for e in clock if e.deal is None and not e.after_end]
     if match.started_at is not None:
         events.append({"type": "match_started", "seats": [_seat_json(s) for s in seats]})
     deals = list(match.deals.order_by("number"))
     for deal in deals:
         deal.match = match
         state = deal_state(deal)
+        at_turn = [e for e in clock if e.deal == deal.pk]
         for event in rules.deal_events(state, viewer):
+            if event["type"] == "card_played":
+                while at_turn and (at_turn[0].ply or 0) <= event["ply"]:
+                    events.append(_clock_event(at_turn.pop(0)))
             if event["type"] == "deal_started":
                 event = {**event, "number": deal.number, "commitment": deal.commitment}
             if event["type"] == "deal_ended":
                 event = {**event, "seed": deal.seed}
             events.append({**event, "deal": deal.pk})
+        events += [_clock_event(e) for e in at_turn]
         if deal.status == DealStatus.ABANDONED:
             events.append({"type": "deal_abandoned", "deal": deal.pk, "seed": deal.seed})
     if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
@@ -470,8 +498,14 @@ def match_events_for_user(*, match: Match, user: User, after: int = 0) -> JSON:
                 "deals_won": list(match.deals_won),
             }
         )
+    events += [_clock_event(e) for e in clock if e.deal is None and e.after_end]
     numbered = [{"id": i, **e} for i, e in enumerate(events, start=1)]
     return {"last_id": len(numbered), "events": numbered[after:]}
+
+
+def _clock_event(event: MatchEvent) -> JSON:
+    placed = {"deal": event.deal, "ply": event.ply} if event.deal is not None else {}
+    return {"type": event.kind, **event.data, **placed, "at": event.created_at}
 
 
 def deal_record_for_user(*, deal: Deal, user: User) -> JSON:

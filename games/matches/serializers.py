@@ -70,6 +70,31 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
         return "open" if value.kind == "open" else {value.kind: value.value}
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "per_move_seconds": {"type": "integer", "minimum": 5, "maximum": 600}
+                },
+                "required": ["per_move_seconds"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"per_move_hours": {"type": "integer", "minimum": 1, "maximum": 168}},
+                "required": ["per_move_hours"],
+                "additionalProperties": False,
+            },
+        ],
+        "nullable": True,
+    }
+)
+class TimeControlField(serializers.JSONField):
+    """``{"per_move_seconds": 5..600}`` (live) or ``{"per_move_hours": 1..168}``."""
+
+
 class MatchOptionsSerializer(StrictSerializer):
     partners_last_hand = serializers.BooleanField(default=True)
 
@@ -85,6 +110,14 @@ class MatchCreateInput(StrictSerializer):
     public = serializers.BooleanField(default=False)
     rated = serializers.BooleanField(default=False)
     options = MatchOptionsSerializer(required=False)
+    # Checked by games.clocks (400 invalid_time_control), so every bad value gets that code.
+    time_control = TimeControlField(required=False, allow_null=True)
+    on_timeout = serializers.JSONField(
+        required=False, help_text='`"forfeit"` (default: the absent side loses) or `"bot"`.'
+    )
+    timeout_bot = serializers.JSONField(
+        required=False, help_text="The level of the bot that plays for an absent seat."
+    )
 
 
 class MatchJoinInput(StrictSerializer):
@@ -125,6 +158,10 @@ class MatchListFilters(StrictSerializer):
     page_size = serializers.IntegerField(min_value=1, max_value=100, required=False)
 
 
+class DeclineInput(StrictSerializer):
+    reason = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+
+
 class EventsFilter(StrictSerializer):
     after = serializers.IntegerField(min_value=0, required=False, default=0)
 
@@ -139,6 +176,10 @@ class SeatOutput(serializers.Serializer):  # type: ignore[type-arg]
     is_bot = serializers.BooleanField()
     bot_level = serializers.CharField(allow_null=True)
     joined = serializers.BooleanField()
+    away = serializers.BooleanField(help_text="The timeout bot played this seat's last turn.")
+    bot_holds = serializers.BooleanField(
+        help_text="After 3 timeouts in a row the bot plays the seat until its person returns."
+    )
 
 
 class TrickOutput(serializers.Serializer):  # type: ignore[type-arg]
@@ -202,6 +243,20 @@ class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
     deals_won = serializers.ListField(child=serializers.IntegerField())
     winner = serializers.IntegerField(allow_null=True)
     end_reason = serializers.CharField(allow_null=True)
+    time_control = serializers.DictField(
+        allow_null=True, help_text='`{"per_move_seconds": N}`, `{"per_move_hours": N}` or null.'
+    )
+    on_timeout = serializers.CharField()
+    timeout_bot = serializers.CharField()
+    to_move = serializers.IntegerField(allow_null=True, help_text="The seat to play.")
+    deadline = serializers.DateTimeField(
+        allow_null=True, help_text="When the seat to move (a person) must have played."
+    )
+    seconds_left = serializers.IntegerField(allow_null=True, help_text="Until `deadline`.")
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="A waiting match is called off then."
+    )
+    rematch_of = serializers.UUIDField(allow_null=True)
 
 
 class RatingChangeOutput(serializers.Serializer):  # type: ignore[type-arg]

@@ -29,10 +29,12 @@ from accounts.selectors import user_by_name
 from accounts.services import bot_account_ensure
 from accounts.usernames import lookup_key
 from briscola_service import metrics, queueing
-from games import rules
+from games import live, rules
 from games.bots import choose_card
+from games.clocks import services as clocks
 from games.errors import (
     AlreadySeatedError,
+    DeadlinePassedError,
     ExhibitionAdminsOnlyError,
     InvalidMatchError,
     MatchNotJoinableError,
@@ -81,8 +83,12 @@ def match_create(
     public: bool = False,
     rated: bool = False,
     partners_last_hand: bool = True,
+    time_control: clocks.TimeControl | None = None,
 ) -> Match:
     """Create a match with ``creator`` in seat 0; it starts once every seat is taken.
+
+    ``time_control`` (games.clocks): the per-move time, what a timeout does, the timeout
+    bot's level. A match still waiting expires after ``INVITATION_EXPIRY_HOURS``.
 
     ``seats`` lists seats 1 onwards. Listing every seat (seat 0 included), all bots,
     makes an exhibition: administrators only, the creator sits nowhere, and the bots
@@ -139,7 +145,10 @@ def match_create(
         else:
             users.append(None)
     now = timezone.now()
+    clock = time_control or clocks.TimeControl()
     with transaction.atomic():
+        if not exhibition:
+            clocks.active_matches_check(creator)
         match = Match.objects.create(
             players=players,
             format=format,
@@ -147,6 +156,9 @@ def match_create(
             public=public,
             rated=rated,
             created_by=creator,
+            per_move_seconds=clock.per_move_seconds,
+            on_timeout=clock.on_timeout,
+            timeout_bot_level=clock.bot_level,
         )
         if not exhibition:
             Seat.objects.create(match=match, number=0, user=creator, joined_at=now)
@@ -157,7 +169,9 @@ def match_create(
                 user=user,
                 joined_at=now if spec.kind == "bot" else None,
             )
-        _start_if_full(match)
+        if not _start_if_full(match):
+            clocks.waiting_expiry_set(match)
+        live.match_changed_on_commit(match.pk, users=[u.pk for u in (creator, *users) if u])
     return match
 
 
@@ -170,6 +184,7 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
         seats = list(match.seats.select_for_update().order_by("number"))
         if any(s.user_id == user.pk and s.joined_at is not None for s in seats):
             raise AlreadySeatedError()
+        clocks.active_matches_check(user)
         invitation = next((s for s in seats if s.user_id == user.pk), None)
         if seat is not None:
             chosen = next((s for s in seats if s.number == seat), None)
@@ -192,6 +207,7 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
         chosen.joined_at = timezone.now()
         chosen.save(update_fields=["user", "joined_at"])
         _start_if_full(match)
+        live.match_changed_on_commit(match.pk, users=[user.pk])
     return match
 
 
@@ -210,16 +226,24 @@ def match_abort(*, match_id: object, user: User) -> Match:
         match.end_reason = EndReason.ABORTED
         match.finished_at = timezone.now()
         match.save(update_fields=["status", "end_reason", "finished_at"])
+        live.match_changed_on_commit(match.pk)
     return match
 
 
-def _start_if_full(match: Match) -> None:
+def _start_if_full(match: Match) -> bool:
+    """Start the match (its first deal) if every seat is taken; whether it started."""
     if match.seats.filter(joined_at__isnull=True).exists():
-        return
+        return False
     match.status = MatchStatus.ACTIVE
     match.started_at = timezone.now()
     match.save(update_fields=["status", "started_at"])
     _deal_start(match, rules_match=None)
+    return True
+
+
+def match_start_if_full(match: Match) -> bool:
+    """Under the match's lock: start it if every seat is taken (games.clocks' rematch)."""
+    return _start_if_full(match)
 
 
 def _deal_start(match: Match, rules_match: rules.Match | None) -> tuple[Deal, rules.Deal, bool]:
@@ -239,7 +263,9 @@ def _deal_start(match: Match, rules_match: rules.Match | None) -> tuple[Deal, ru
     )
     deal.match = match
     state = deal_state(deal, moves=[])
-    return deal, state, _queue_bot_reply(deal, state)
+    seats = [selectors.seat_json(s) for s in selectors.match_seats(match)]
+    bot = clocks.clock_set(match, deal_id=deal.pk, deal_number=number, state=state, seats=seats)
+    return deal, state, _queue_bot_reply_if(bot, deal.pk, state)
 
 
 def _rules_match(match: Match, deals: list[Deal]) -> rules.Match:
@@ -276,7 +302,13 @@ class MovePlayed:
 
 
 def move_play(
-    *, match_id: object, user: User, card: str, ply: int, deal_id: int | None = None
+    *,
+    match_id: object,
+    user: User,
+    card: str,
+    ply: int,
+    deal_id: int | None = None,
+    bot_for_seat: int | None = None,
 ) -> MovePlayed:
     """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
 
@@ -290,18 +322,26 @@ def move_play(
     (:func:`_match_at`): the snapshot the last move kept of exactly that version, when
     the cache has it, or else one read from the rows. The card that ends a deal then
     writes the deal's result and what follows from the rows themselves.
+
+    ``bot_for_seat``: the timeout bot (``user``, a bot account) plays for that person's
+    seat (games.clocks). A person's card after their deadline (the database's clock) is
+    refused with ``DeadlinePassedError``, and the timeout is applied at once.
     """
     parsed = rules.Card.from_code(card)
     try:
         with transaction.atomic():
             match, version = selectors.match_lock_versioned(match_id=match_id)
             at = _match_at(match, version)
-            seat, state = _move_checked(match, at, user, parsed, ply, deal_id)
-            played = _move_append(match, at, seat, state, parsed, ply)
+            seat, state = _move_checked(match, at, user, parsed, ply, deal_id, bot_for_seat)
+            played = _move_append(match, at, seat, state, parsed, ply, bot_for_seat is not None)
             snapshots.snapshot_put_on_commit(played.snapshot)
+            live.match_changed_on_commit(match.pk)
     except IntegrityError as exc:
         # The unique (deal, ply) constraint: the last guard against a concurrent move.
         raise StalePlyError(details={"your_ply": ply}) from exc
+    except DeadlinePassedError:
+        clocks.timeout_send(match_id)
+        raise
     return played
 
 
@@ -327,10 +367,11 @@ def _move_checked(
     card: rules.Card,
     ply: int,
     deal_id: int | None,
+    bot_for_seat: int | None = None,
 ) -> tuple[int, rules.Deal]:
     """The checks every move passes, in order. Returns the mover's seat and the current
     deal with the card played (nothing is written yet)."""
-    seat = at.joined_seat_of(user.pk)
+    seat = at.joined_seat_of(user.pk) if bot_for_seat is None else bot_for_seat
     if seat is None:
         raise NotAPlayerError()
     if match.status == MatchStatus.WAITING:
@@ -345,6 +386,7 @@ def _move_checked(
     _check_deal(current.summary["id"], deal_id)
     state = current.state()
     _check_ply(state, ply)
+    clocks.move_clock_check(match, seat=seat, by_bot=user.is_bot, for_seat=bot_for_seat)
     state.play(card, seat=seat)
     return seat, state
 
@@ -356,17 +398,35 @@ def _move_append(
     state: rules.Deal,
     card: rules.Card,
     ply: int,
+    by_timeout_bot: bool = False,
 ) -> MovePlayed:
     """Append the checked move; queue the bot's reply, or end the deal."""
     current = at.current
     assert current is not None  # _move_checked refused a match without a current deal
     deal_id: int = current.summary["id"]
     Move.objects.create(deal_id=deal_id, ply=ply, seat=seat, card=card.code)
+    returned = False
+    if not by_timeout_bot and at.summary["seats"][seat].get("away"):
+        returned = clocks.seat_back(match, seat=seat, by="move")  # they play again
     if state.is_over:
         return _deal_end(match, state)
-    bots = {s["seat"] for s in at.summary["seats"] if s["is_bot"]}
-    queued = _queue_bot_reply_if(state.turn in bots, deal_id, state)
-    snapshot = replace(at, current=replace(current, moves=(*current.moves, card.code)))
+    if returned:  # the seat's marks changed: the summary is read again (rare)
+        seats_json = [selectors.seat_json(s) for s in selectors.match_seats(match)]
+    else:
+        seats_json = at.summary["seats"]
+    number = current.summary["number"]
+    bot = clocks.clock_set(
+        match, deal_id=deal_id, deal_number=number, state=state, seats=seats_json
+    )
+    queued = _queue_bot_reply_if(bot, deal_id, state)
+    if returned:
+        snapshot = selectors.match_snapshot(match=match)
+    else:
+        snapshot = replace(
+            at,
+            summary={**at.summary, **clocks.clock_selectors.clock_summary(match)},
+            current=replace(current, moves=(*current.moves, card.code)),
+        )
     return MovePlayed(deal_id, snapshot, queued and queueing.tasks_run_in_process())
 
 
@@ -425,6 +485,7 @@ def _deal_finish(
         fields += ["status", "winner_team", "end_reason", "finished_at", "rating_weight"]
     match.save(update_fields=fields)
     if counted.is_over:
+        clocks.clock_clear(match)
         match_rating_queue_on_commit(match)
         return False
     following, first_state, queued = _deal_start(match, counted)
@@ -451,30 +512,17 @@ def match_resign(*, match_id: object, user: User) -> Match:
             raise MatchNotStartedError("The match has not started: abort it instead.")
         if match.status != MatchStatus.ACTIVE:
             raise MatchOverError()
-        now = timezone.now()
-        deal = _current_deal(match)
-        state = deal_state(deal)
-        deal.status = DealStatus.ABANDONED
-        deal.points_team0, deal.points_team1 = state.points
-        deal.finished_at = now
-        deal.save(update_fields=["status", "points_team0", "points_team1", "finished_at"])
         if not everyone_has_played(match, seats):
-            _match_end_unrated(match, now)
-            return match
-        match.status = MatchStatus.FINISHED
-        match.winner_team = 1 - seat.team
-        match.end_reason = EndReason.RESIGNED
-        match.finished_at = now
-        match.rating_weight = match_rating_weight(match, now=now)
-        match.save(
-            update_fields=["status", "winner_team", "end_reason", "finished_at", "rating_weight"]
-        )
-        match_rating_queue_on_commit(match)
+            # Nothing was played out between the people at the table: aborted, unrated.
+            match_end_early(match, winner_team=None, reason=EndReason.ABORTED, aborted=True)
+        else:
+            match_end_early(match, winner_team=1 - seat.team, reason=EndReason.RESIGNED)
     return match
 
 
 def everyone_has_played(match: Match, seats: Sequence[Seat]) -> bool:
-    """Whether every person (not bot) seated in ``match`` has played a card in it."""
+    """Whether every person (not bot) seated in ``match`` has played a card in it (issue
+    19, item 14: a resignation before that is an abort, as on Lichess)."""
     people = {s.number for s in seats if s.user is not None and not s.user.is_bot}
     played = set(
         Move.objects.filter(deal__match=match, seat__in=people)
@@ -484,34 +532,45 @@ def everyone_has_played(match: Match, seats: Sequence[Seat]) -> bool:
     return played >= people
 
 
-def _match_end_unrated(match: Match, now: object) -> None:
-    """End an active match before everyone played: aborted, no winner, never rated. (The
-    match expiry of the time-limits issue ends an abandoned match the same way.)"""
-    match.status = MatchStatus.ABORTED
-    match.winner_team = None
-    match.end_reason = EndReason.ABORTED
+def match_end_early(
+    match: Match, *, winner_team: int | None, reason: str, aborted: bool = False
+) -> None:
+    """Under the match's lock: end an active match during its deal (a resignation, a
+    timeout): the deal is abandoned, ``winner_team`` wins (a rated match is rated, with the
+    weight of games.rated_games.match_rating_weight), or, ``aborted``, the match is
+    aborted, unrated, and nobody wins."""
+    now = timezone.now()
+    deal = _current_deal(match)
+    state = deal_state(deal)
+    deal.status = DealStatus.ABANDONED
+    deal.points_team0, deal.points_team1 = state.points
+    deal.finished_at = now
+    deal.save(update_fields=["status", "points_team0", "points_team1", "finished_at"])
+    match.status = MatchStatus.ABORTED if aborted else MatchStatus.FINISHED
+    match.winner_team = None if aborted else winner_team
+    match.end_reason = reason
     match.finished_at = now
-    match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
+    fields = ["status", "winner_team", "end_reason", "finished_at"]
+    if not aborted:
+        match.rating_weight = match_rating_weight(match, now=now)
+        fields.append("rating_weight")
+    match.save(update_fields=fields)
+    clocks.clock_clear(match)
+    if not aborted:
+        match_rating_queue_on_commit(match)
+    live.match_changed_on_commit(match.pk)
 
 
 # -- bots -------------------------------------------------------------------------------
 
 
-def _queue_bot_reply(deal: Deal, state: rules.Deal, seats: list[Seat] | None = None) -> bool:
-    """If a bot is to play next, queue its reply once this transaction commits (True)."""
-    if state.turn is None:
+def _queue_bot_reply_if(bot: clocks.BotTurn | None, deal_id: int, state: rules.Deal) -> bool:
+    """If a bot is to play next (``bot``, from clocks.clock_set), queue its reply once
+    this transaction commits (True)."""
+    if bot is None or state.turn is None:
         return False
-    if seats is None:
-        seats = list(deal.match.seats.select_related("user").order_by("number"))
-    user = seats[state.turn].user
-    return _queue_bot_reply_if(user is not None and user.is_bot, deal.pk, state)
-
-
-def _queue_bot_reply_if(bot_to_play: bool, deal_id: int, state: rules.Deal) -> bool:
-    if not bot_to_play or state.turn is None:
-        return False
-    ply = state.ply
-    transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply))
+    ply, level = state.ply, bot.level
+    transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level))
     return True
 
 
@@ -519,7 +578,7 @@ def _queue_bot_reply_if(bot_to_play: bool, deal_id: int, state: rules.Deal) -> b
 _in_process = threading.local()
 
 
-def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
+def bot_reply_enqueue(*, deal_id: int, ply: int, level: str = "greedy") -> bool:
     """Send the bot task; a broker failure is logged, not raised (the sweep retries).
 
     Without a broker (``task_always_eager``) the task runs here, in-process. Each bot
@@ -529,12 +588,12 @@ def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
     only hand theirs to it.
     """
     if not queueing.tasks_run_in_process():
-        return _bot_reply_send(deal_id, ply)
-    pending: deque[tuple[int, int]] | None = getattr(_in_process, "pending", None)
+        return _bot_reply_send(deal_id, ply, level)
+    pending: deque[tuple[int, int, str]] | None = getattr(_in_process, "pending", None)
     if pending is not None:  # a reply is running further up this thread's stack
-        pending.append((deal_id, ply))
+        pending.append((deal_id, ply, level))
         return True
-    _in_process.pending = pending = deque([(deal_id, ply)])
+    _in_process.pending = pending = deque([(deal_id, ply, level)])
     sent = True
     try:
         while pending:
@@ -544,10 +603,11 @@ def bot_reply_enqueue(*, deal_id: int, ply: int) -> bool:
     return sent
 
 
-def _bot_reply_send(deal_id: int, ply: int) -> bool:
-    return queueing.task_send(
-        "games.tasks.bot_play", deal_id, ply, what=f"bot reply for deal {deal_id} ply {ply}"
-    )
+def _bot_reply_send(deal_id: int, ply: int, level: str) -> bool:
+    """Expert replies (a search of ``BOT_THINK_MS``) go to their own task, routed to their
+    own queue (``CELERY_TASK_ROUTES``), so a flood of them never delays the others."""
+    name = "games.tasks.bot_play_expert" if level == "expert" else "games.tasks.bot_play"
+    return queueing.task_send(name, deal_id, ply, what=f"bot reply for deal {deal_id} ply {ply}")
 
 
 def bot_decision_seed(*, deal: Deal, ply: int) -> str:
@@ -583,8 +643,15 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
         return False
     seat = Seat.objects.select_related("user").get(match=deal.match, number=state.turn)
     bot = seat.user
+    for_seat: int | None = None
     if bot is None or not bot.is_bot:
-        return False
+        # A person's seat the timeout bot plays (games.clocks): it holds the seat, or the
+        # timeout gave it this turn.
+        match = deal.match
+        timed_out = match.bot_to_move_since is not None and match.to_move_seat == state.turn
+        if bot is None or not (seat.bot_holds or timed_out):
+            return False
+        bot, for_seat = bot_account_ensure(level=match.timeout_bot_level), state.turn
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
     thinking = time.perf_counter()
     card = choose_card(
@@ -595,7 +662,14 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     )
     metrics.BOT_THINK_SECONDS.labels(bot.bot_level).observe(time.perf_counter() - thinking)
     try:
-        move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply, deal_id=deal.pk)
+        move_play(
+            match_id=deal.match_id,
+            user=bot,
+            card=card.code,
+            ply=ply,
+            deal_id=deal.pk,
+            bot_for_seat=for_seat,
+        )
     except (StalePlyError, MatchOverError, rules.IllegalMoveError):
         logger.info("bot %s: deal %s moved on from ply %s; its card dropped", bot, deal.pk, ply)
         return False
@@ -623,35 +697,8 @@ def _bot_reply_observe(deal: Deal, ply: int, level: str) -> None:
 
 
 def bot_moves_sweep(*, older_than: timedelta | None = None) -> int:
-    """Re-queue bot replies that never came (a lost task, a broker that was down).
-
-    The pending work needs no table of its own: the move that made a bot's turn is
-    committed, and the deal's replayed state says whose turn it is. So the sweep finds
-    active deals whose seat to play is a bot and whose last move (or start) is older than
-    ``older_than`` (default ``settings.BOT_SWEEP_AFTER_SECONDS``), and queues each once.
-    Returns how many were queued.
-    """
-    if older_than is None:
-        older_than = timedelta(seconds=settings.BOT_SWEEP_AFTER_SECONDS)
-    cutoff = timezone.now() - older_than
-    queued = 0
-    deals = (
-        Deal.objects.filter(
-            status=DealStatus.ACTIVE,
-            match__status=MatchStatus.ACTIVE,
-            match__seats__user__is_bot=True,
-        )
-        .select_related("match")
-        .distinct()
-    )
-    for deal in deals:
-        last = deal.moves.order_by("-ply").values_list("created_at", flat=True).first()
-        if (last or deal.started_at) > cutoff:
-            continue
-        state = deal_state(deal)
-        if state.turn is None:
-            continue
-        seat = Seat.objects.select_related("user").get(match=deal.match, number=state.turn)
-        if seat.user is not None and seat.user.is_bot:
-            queued += bot_reply_enqueue(deal_id=deal.pk, ply=state.ply)
-    return queued
+    """Re-queue bot replies that never came (a lost task, a broker that was down): one
+    indexed query, oldest first and bounded (see games.clocks.services.bot_turns_sweep).
+    Returns how many were queued."""
+    seconds = None if older_than is None else older_than.total_seconds()
+    return clocks.bot_turns_sweep(older_than=seconds)

@@ -50,7 +50,7 @@ TTL_SECONDS = 300
 
 # Part of every key: change it whenever MatchSnapshot or CurrentDeal change shape, so that
 # a new release never unpickles what an older one kept (it would lack the new fields).
-LAYOUT = 1
+LAYOUT = 2
 
 
 def _key(match_id: Any, version: Sequence[Any]) -> str:

@@ -213,3 +213,38 @@ def test_duel_refuses_bad_arguments_with_one_line(monkeypatch, capsys, bad):
     status, out, err = run_main(monkeypatch, capsys, *argv)
     assert status == 2
     assert out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+
+
+def test_duel_round_robin_prints_a_table_and_a_ladder():
+    result = run_module(
+        "duel", "--levels", "random,greedy,strong", "--players", "2", "--deals", "10"
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "round robin: random, greedy, strong" in out
+    assert "score of the row against the column" in out and "Elo-like ladder" in out
+    # No --seed: a fresh one, printed with the figures.
+    assert "seed 'fresh-" in out
+
+
+def test_duel_without_a_seed_draws_a_fresh_one_each_time():
+    args = ["duel", "--a", "greedy", "--b", "random", "--players", "2", "--deals", "2", "--json"]
+    one, two = run_module(*args), run_module(*args)
+    seeds = {json.loads(r.stdout)["seed"] for r in (one, two)}
+    assert len(seeds) == 2 and all(s.startswith("fresh-") for s in seeds)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--levels", "greedy"],
+        ["--levels", "greedy,oracle"],
+        ["--levels", "greedy,random", "--a", "greedy"],
+        ["--levels", "greedy,random", "--deals", "3"],
+    ],
+)
+def test_round_robin_refuses_bad_arguments_with_one_line(monkeypatch, capsys, bad):
+    argv = ["duel", "--players", "2", "--deals", "4", "--seed", "x", *bad]
+    status, out, err = run_main(monkeypatch, capsys, *argv)
+    assert status == 2
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: "), err

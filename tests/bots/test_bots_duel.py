@@ -1,5 +1,6 @@
 """games.bots.duel: one deal, duplicate pairs, the statistics and the worker pool."""
 
+import itertools
 import math
 import pickle
 import statistics
@@ -8,6 +9,7 @@ import pytest
 from bots_cases import TEST_BUDGET_MS
 
 from games.bots import LEVELS, UnknownBotLevelError
+from games.bots import duel as duel_module
 from games.bots.duel import (
     DuelError,
     Interval,
@@ -28,7 +30,11 @@ from games.rules import CARDS, replay_moves, shuffled_deck
 
 
 @pytest.mark.parametrize("players", [2, 4])
-def test_play_deal_plays_to_the_end(players):
+def test_play_deal_plays_to_the_end(players, monkeypatch):
+    # A clock that moves half a millisecond at each reading: each decision is timed by two
+    # readings around it, so each think time is 0.5 ms exactly (no real time is measured).
+    readings = itertools.count()
+    monkeypatch.setattr(duel_module.time, "perf_counter", lambda: next(readings) * 0.0005)
     deck = shuffled_deck("one-deal")
     played = play_deal(
         deck, players=players, dealer=1, levels=["greedy", "random"] * (players // 2), seed="x"
@@ -36,7 +42,7 @@ def test_play_deal_plays_to_the_end(players):
     assert sum(played.points) == 120
     assert sorted(played.moves) == list(CARDS)
     assert [len(t) for t in played.think_ms] == [40 // players] * players
-    assert all(t >= 0 for times in played.think_ms for t in times)
+    assert all(t == pytest.approx(0.5) for times in played.think_ms for t in times)
     # The moves replay to the same result: a legal deal.
     deal = replay_moves(players, 1, deck, played.moves)
     assert deal.is_over and tuple(deal.points) == played.points
@@ -266,3 +272,61 @@ def test_progress_bar_draws_in_place_and_ends_its_line():
     assert "demo [..........] 0/4 pairs" in lines[1]
     assert "[##########] 4/4 pairs 100%" in lines[-1]
     assert stream.text.endswith("\n") and stream.text.count("\n") == 1
+
+
+# -- round robin -----------------------------------------------------------------------
+
+
+def test_elo_ladder_recovers_ratings_that_explain_the_scores():
+    from games.bots.duel import elo_difference, elo_ladder
+
+    # Scores made from ratings 0, 200, 500: the fit gives them back (anchored at "a").
+    ratings = {"a": 0.0, "b": 200.0, "c": 500.0}
+    scores = {
+        (x, y): 1 / (1 + 10 ** ((ratings[y] - ratings[x]) / 400))
+        for x, y in (("a", "b"), ("a", "c"), ("b", "c"))
+    }
+    fitted = elo_ladder(["a", "b", "c"], scores, anchor="a")
+    for level, rating in ratings.items():
+        assert fitted[level] == pytest.approx(rating, abs=0.5)
+    assert elo_difference(0.5) == 0
+    assert elo_difference(10 / 11) == pytest.approx(400)
+    assert elo_difference(1.0) == math.inf
+
+
+def test_round_robin_plays_every_pair_on_the_same_decks():
+    from games.bots.duel import round_robin
+
+    levels = ["random", "greedy", "strong"]
+    result = round_robin(levels, players=2, deals=40, seed="rr")
+    assert [(d.a, d.b) for d in result.duels] == [
+        ("random", "greedy"),
+        ("random", "strong"),
+        ("greedy", "strong"),
+    ]
+    for d in result.duels:
+        assert d.seed == "rr" and d.deals == 40
+        again = duel(d.a, d.b, players=2, deals=40, seed="rr")
+        assert again.outcome() == d.outcome()
+    for a in levels:
+        for b in levels:
+            if a != b:
+                assert result.score(a, b).mean + result.score(b, a).mean == pytest.approx(1)
+    ladder = result.ladder()
+    assert [row[0] for row in ladder][-1] == "random"
+    assert dict((lvl, r) for lvl, r, _ in ladder)["random"] == 0
+    text = result.format()
+    assert "seed 'rr'" in text and "Elo-like ladder" in text
+    for level in levels:
+        assert level in text
+    assert result.to_dict()["ladder"][0]["level"] == ladder[0][0]
+
+
+def test_round_robin_refuses_fewer_than_two_distinct_levels():
+    from games.bots.duel import round_robin
+
+    for levels in (["greedy"], ["greedy", "greedy"]):
+        with pytest.raises(DuelError):
+            round_robin(levels, players=2, deals=2, seed="x")
+    with pytest.raises(UnknownBotLevelError):
+        round_robin(["greedy", "oracle"], players=2, deals=2, seed="x")

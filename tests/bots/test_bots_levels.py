@@ -131,14 +131,30 @@ def test_no_peeking_a_level_plays_the_same_whatever_the_hidden_cards(level, play
         assert with_partner > 0
 
 
-def test_hidden_cards_are_what_the_seat_cannot_know():
-    positions = random_play_positions(4, "hidden", rng_seed=5)
+@pytest.mark.parametrize(("players", "partners"), [(2, True), (4, True), (4, False)])
+def test_hidden_cards_are_what_the_seat_cannot_know(players, partners):
+    """At every ply of a deal: the other hands (not a partner's the rules show) and the
+    stock, but the face-up briscola, and nothing else; at the first ply that is 40 minus
+    the seat's 3 cards and the briscola."""
+    positions = random_play_positions(players, "hidden", rng_seed=5, partners_last_hand=partners)
+    assert len(positions) == 40
+    shown_partner = 0
     for deal, seat, view in positions:
-        hidden = set(hidden_cards(deal, seat))
+        hidden = hidden_cards(deal, seat, partners_last_hand=partners)
+        assert len(set(hidden)) == len(hidden)
+        not_shown = {s for s in range(players) if s != seat}
+        if view.partner_hand is not None:
+            not_shown.discard((seat + 2) % players)
+            shown_partner += 1
+        expected = {c for s in not_shown for c in deal.hands[s]} | set(deal.stock)
+        expected.discard(deal.briscola)
+        assert set(hidden) == expected, (deal.ply, seat)
         visible = set(view.hand) | set(view.played) | {view.briscola}
         visible |= set(view.partner_hand or ())
-        assert hidden.isdisjoint(visible)
+        assert set(hidden).isdisjoint(visible)
         assert len(hidden) + len(visible) == 40
+    assert len(hidden_cards(*positions[0][:2], partners_last_hand=partners)) == 36
+    assert (shown_partner > 0) is (players == 4 and partners)
 
 
 def test_an_unknown_level_is_refused():

@@ -65,9 +65,16 @@ def _assert_played_single_deal(match: Match) -> None:
     assert Move.objects.filter(deal=deal).count() == 40
 
 
-def test_the_example_plays_a_single_deal_against_the_greedy_bot(live_server: Any) -> None:
+@pytest.mark.parametrize("wait", ["stream", "poll"])
+def test_the_example_plays_a_single_deal_against_the_greedy_bot(
+    live_server: Any, wait: str
+) -> None:
+    """``--wait stream`` (the default): this test server is WSGI, where a stream answers
+    what is owed and ends, and the client reconnects after the last id (the stream held
+    open, under ASGI: tests/live/test_live_processes.py); ``--wait poll``: the fallback."""
+    args = ["--level", "greedy", "--create", "2:single:greedy", "--wait", wait]
     result = subprocess.run(
-        _client_args(live_server, "carla", "--level", "greedy", "--create", "2:single:greedy"),
+        _client_args(live_server, "carla", *args),
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

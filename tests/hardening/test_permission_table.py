@@ -108,6 +108,8 @@ NO_CONTENT = Expect(204)
 LISTED = Expect(200, sees_match=True)
 UNLISTED = Expect(200, sees_match=False)
 NOT_ALLOWED = Expect(405, "method_not_allowed")
+NOT_ACCEPTABLE = Expect(406, "not_acceptable")
+SSE, NDJSON = "text/event-stream", "application/x-ndjson"
 ANON = Expect(401, "not_authenticated")
 BAD_CREDENTIALS = Expect(401, "invalid_credentials")
 PRIVATE = Expect(403, "match_private")
@@ -128,6 +130,10 @@ NOT_YOUR_TURN = Expect(409, "not_your_turn")
 HTML_OK = Expect(200)
 HTML_FORBIDDEN = Expect(403)
 HTML_NOT_ALLOWED = Expect(405)
+NOT_INVITED = Expect(403, "not_invited")  # games.clocks
+CANNOT_LEAVE = Expect(409, "cannot_leave")
+SEAT_NOT_LEFT = Expect(409, "seat_not_left")
+NOT_FINISHED = Expect(409, "match_not_finished")
 TO_REPLAY_LOGIN = Expect(302, location="/api-auth/login/?next={url}")
 TO_ADMIN_LOGIN = Expect(302, location="/admin/login/?next={url}")
 
@@ -446,6 +452,40 @@ ROWS: list[Row] = [
     ),
     *table("GET", MATCH + "/events", "finished_public", **everyone(OK)),
     *table("POST", MATCH + "/events", "active", body=nothing, player=NOT_ALLOWED),
+    # Its live stream (issue 13): the same audience as the match, in both formats (served
+    # by WSGI here: the events owed, then the end); errors in JSON before any stream.
+    *[
+        row
+        for phase, accept in (
+            ("waiting", SSE),
+            ("active", SSE),
+            ("active", NDJSON),
+            ("finished", NDJSON),
+        )
+        for row in table(
+            "GET",
+            MATCH + "/stream",
+            phase,
+            accept=accept,
+            anonymous=ANON,
+            stranger=PRIVATE,
+            player=OK,
+            opponent=OK,
+            admin=OK,
+        )
+    ],
+    *table("GET", MATCH + "/stream", "waiting_open", accept=SSE, **everyone(OK)),
+    *table("GET", MATCH + "/stream", "active_public", accept=NDJSON, **everyone(OK)),
+    *table(
+        "GET", MATCH + "/stream", "active", via="session", accept=SSE, player=OK, stranger=PRIVATE
+    ),
+    *table("GET", MATCH + "/stream", "active", accept="application/json", player=NOT_ACCEPTABLE),
+    *table("POST", MATCH + "/stream", "active", body=nothing, player=NOT_ALLOWED),
+    # The account stream: everyone with an account, about their own matches.
+    *table("GET", "/api/v1/stream", "-", accept=SSE, **everyone(OK)),
+    *table("GET", "/api/v1/stream", "-", accept=NDJSON, **everyone(OK)),
+    *table("GET", "/api/v1/stream", "-", accept="application/json", stranger=NOT_ACCEPTABLE),
+    *table("POST", "/api/v1/stream", "-", body=nothing, stranger=NOT_ALLOWED),
     # --- Joining: the invitee takes the reserved seat, anyone an open one ----------------
     *table(
         "POST",
@@ -512,6 +552,94 @@ ROWS: list[Row] = [
         admin=NOT_JOINABLE,
     ),
     *table("GET", MATCH + "/abort", "waiting", player=NOT_ALLOWED),
+    # --- Time limits, invitations, rematches (games.clocks, issue 14) ---------------------
+    # Invitations: the invitee's own list; declining: the invitee only, while waiting.
+    *table(
+        "GET",
+        "/api/v1/invitations",
+        "waiting",
+        anonymous=ANON,
+        stranger=UNLISTED,
+        player=UNLISTED,
+        opponent=LISTED,
+        admin=UNLISTED,
+    ),
+    *table("POST", "/api/v1/invitations", "waiting", opponent=NOT_ALLOWED),
+    *table(
+        "POST",
+        MATCH + "/decline",
+        "waiting",
+        body=nothing,
+        anonymous=ANON,
+        stranger=NOT_INVITED,
+        player=NOT_INVITED,
+        opponent=OK,
+        admin=NOT_INVITED,
+    ),
+    *table(
+        "POST",
+        MATCH + "/decline",
+        "active",
+        body=nothing,
+        **everyone(NOT_INVITED),
+    ),
+    *table("GET", MATCH + "/decline", "waiting", opponent=NOT_ALLOWED),
+    # Leaving: a seated person other than the creator, before the start.
+    *table(
+        "POST",
+        MATCH + "/leave",
+        "waiting_open",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CANNOT_LEAVE,
+        opponent=NOT_PLAYER,
+        admin=NOT_PLAYER,
+    ),
+    *table(
+        "POST",
+        MATCH + "/leave",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CANNOT_LEAVE,
+        opponent=CANNOT_LEAVE,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/leave", "waiting_open", player=NOT_ALLOWED),
+    # Returning: only to a seat the timeout bot took.
+    *table(
+        "POST",
+        MATCH + "/return",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=SEAT_NOT_LEFT,
+        opponent=SEAT_NOT_LEFT,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/return", "active", player=NOT_ALLOWED),
+    # Rematches: a player of a finished match.
+    *table(
+        "POST",
+        MATCH + "/rematch",
+        "active",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=NOT_FINISHED,
+        opponent=NOT_FINISHED,
+        admin=NOT_PLAYER,
+    ),
+    *table(
+        "POST",
+        MATCH + "/rematch",
+        "finished",
+        anonymous=ANON,
+        stranger=NOT_PLAYER,
+        player=CREATED,
+        opponent=CREATED,
+        admin=NOT_PLAYER,
+    ),
+    *table("GET", MATCH + "/rematch", "finished", player=NOT_ALLOWED),
     # --- Moves: only a seated player, only on their turn ---------------------------------
     *table(
         "POST",
@@ -1260,7 +1388,8 @@ def test_permission(row: Row, worlds: tuple[dict[str, World], Snapshot]) -> None
     response = send(client, row, world)
     expect = row.expect
     url = world.url(row.url)
-    shown = response.content[:400]
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    shown = body[:400]
     assert response.status_code < 500, (response.status_code, shown)
     assert response.status_code == expect.status, (response.status_code, shown)
     if 400 <= expect.status < 500 and is_json_api(url):

@@ -52,7 +52,7 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import User
 from briscola_service.wsgi import application
 from games.matches.services import SeatSpec, match_create, match_join
-from games.models import Deal
+from games.models import Deal, Seat
 from games.replays import selectors as replays
 
 pytestmark = pytest.mark.django_db
@@ -140,7 +140,17 @@ def world(
     finished_deal = Deal.objects.get(match=finished, number=1)
     assert finished_deal.is_over
 
-    matches = [waiting_mine, waiting_open, invited, active, finished]
+    # The clocks' routes (issue 14): an invitation to decline, a waiting match alice
+    # joined (she may leave it), a match where the timeout bot played her seat (return).
+    to_decline = match_create(
+        creator=carol, players=2, format="single", seats=[SeatSpec("user", "alice")]
+    )
+    joined = match_create(creator=bob, players=4, format="single", seats=[SeatSpec("open")] * 3)
+    match_join(match_id=joined.pk, user=alice)
+    away = games.person_match(alice, carol)
+    Seat.objects.filter(match=away, user=alice).update(away=True)
+
+    matches = [waiting_mine, waiting_open, invited, active, finished, to_decline, joined, away]
     bots = User.objects.filter(is_bot=True).order_by("username").values_list("username", flat=True)
     return World(
         match_ids=[str(m.pk) for m in matches],
@@ -155,6 +165,10 @@ def world(
             "matches_abort": [str(waiting_mine.pk)],
             "matches_resign": [str(active.pk)],
             "matches_moves_create": [str(active.pk)],
+            "matches_decline": [str(to_decline.pk)],
+            "matches_leave": [str(joined.pk)],
+            "matches_return": [str(away.pk)],
+            "matches_rematch": [str(finished.pk)],
         },
         record=replays.deal_export_for_user(deal=finished_deal, user=alice).to_dict(),
     )

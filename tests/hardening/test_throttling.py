@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import caches
 from rest_framework.test import APIClient
 
 from accounts.models import User
@@ -92,10 +93,20 @@ def test_signed_in_requests_are_throttled_per_account(
 def test_a_rate_of_none_turns_a_throttle_off(
     rates: Callable[..., None], user_factory: Callable[..., User], auth_client: Any
 ) -> None:
-    rates(user=None)
+    """More requests than the default rates allow (so a fallback to a default would be
+    throttled), signed in and anonymous. (``rates`` turns off the login and
+    failed-authentication throttles too.)"""
+    defaults = django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    beyond = {scope: int(defaults[scope].split("/")[0]) + 1 for scope in ("anon", "user")}
+    assert beyond == {"anon": 61, "user": 601}
+    rates(anon=None, user=None)
     client = auth_client(user_factory())
-    for _ in range(30):
+    for _ in range(beyond["user"]):
         assert client.get(ME).status_code == 200
+    anonymous = APIClient(REMOTE_ADDR="203.0.113.9")
+    body = {"username": "nobody", "password": "wrong-password"}
+    for _ in range(beyond["anon"]):
+        assert anonymous.post(TOKEN, body, format="json").status_code == 401
 
 
 # --- Password checks and failed token authentications (issue 19, item 4) -----------------
@@ -229,7 +240,6 @@ def test_the_local_counters_never_let_more_than_the_limit_through_in_parallel(
 def test_the_redis_counters_never_let_more_than_the_limit_through_in_parallel(
     rates: Callable[..., None],
 ) -> None:
-    from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
     assert isinstance(caches["throttle"], RedisCache)

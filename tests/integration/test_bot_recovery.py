@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.utils import timezone
+from django.db.models import F
 from kombu.exceptions import OperationalError
 
 from accounts.models import User
@@ -234,8 +234,11 @@ def test_sweep_task_requeues_replies_older_than_ten_seconds(
     assert sweep_pending_bot_moves.delay().get() == 0
     assert len(games.move_log(table.deal)) == ply
 
-    real_now = timezone.now
-    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(seconds=11))
+    # 11 s pass, by the database's clock, which the sweep reads (games.clocks): the
+    # match's bot turn moves back instead.
+    Match.objects.filter(pk=table.deal.match_id).update(
+        bot_to_move_since=F("bot_to_move_since") - timedelta(seconds=11)
+    )
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep_pending_bot_moves.delay().get() == 1
     log = games.assert_log_consistent(table.deal)
@@ -251,28 +254,33 @@ def test_sweep_task_is_scheduled() -> None:
     assert 0 < float(entries[0]["schedule"]) <= 60
 
 
-def test_a_move_for_another_deal_of_the_match_is_stale(
-    table: Table, games: Any, django_capture_on_commit_callbacks: Any
-) -> None:
-    """A late bot task carries its deal's id: if the match has moved on to another deal
-    at the same ply, the card is refused as stale rather than played in the new deal."""
+def test_a_move_for_another_deal_of_the_match_is_stale(games: Any, user_factory: Any) -> None:
+    """A late task carries its deal's id: if the match has moved on to another deal at the
+    same ply, the card is refused as stale rather than played in the new deal."""
     from games.errors import StalePlyError
     from games.matches.services import move_play
     from games.models import Move
 
-    state = games.state(table.deal)
-    before = Move.objects.filter(deal=table.deal).count()
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob, format="first_to_2")
+    first = games.current_deal(match)
+    games.play(match, 40)  # the first deal is over: the match has moved on to the second
+    games.play(match, 3)
+    second = games.current_deal(match)
+    assert second.number == 2 and second.pk != first.pk
+    state = games.state(second)
+    before = games.move_log(second)
+    # The first deal's late move at the second deal's ply, by the seat whose turn it is.
     with pytest.raises(StalePlyError) as refused:
         move_play(
-            match_id=table.match.pk,
-            user=table.person,
+            match_id=match.pk,
+            user=games.seat_users(match)[state.turn],
             card=state.legal_moves()[0].code,
             ply=state.ply,
-            deal_id=table.deal.pk + 1000,
+            deal_id=first.pk,
         )
     assert refused.value.code == "stale_deal"
-    assert refused.value.details == {
-        "current_deal": table.deal.pk,
-        "your_deal": table.deal.pk + 1000,
-    }
-    assert Move.objects.filter(deal=table.deal).count() == before
+    assert refused.value.details == {"current_deal": second.pk, "your_deal": first.pk}
+    assert games.move_log(second) == before
+    assert Move.objects.filter(deal=first).count() == 40
+    assert bot_move_play(deal_id=first.pk, ply=state.ply) is False  # a bot task: left alone

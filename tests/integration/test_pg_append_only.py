@@ -1,7 +1,7 @@
 """The move log is append-only: the model refuses changes, and so does the database.
 
 The model guards (Move.save/delete, MoveQuerySet.update/delete) hold on every database.
-The triggers of games migrations 0002 and 0003 hold underneath: on PostgreSQL UPDATE,
+The triggers of games migrations 0002 and 0005 hold underneath: on PostgreSQL UPDATE,
 DELETE and TRUNCATE are refused (TRUNCATE only in a database with the schema
 `briscola_test_truncate`, which the test database's setup alone creates: no session setting
 lets it through); on SQLite, UPDATE is. A deal's seed, commitment and identity cannot be

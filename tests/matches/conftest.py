@@ -45,7 +45,7 @@ class Player:
         self.client = client
         self._capture = capture
         self.responses: list[tuple[int, Any]] = []
-        self.on_response: Callable[[Player, int, Any], None] | None = None
+        self.on_response: Callable[[Player, Any], None] | None = None  # sees each response
 
     @property
     def name(self) -> str:
@@ -63,7 +63,7 @@ class Player:
             assert isinstance(body["details"], dict)
         self.responses.append((response.status_code, body))
         if self.on_response is not None:
-            self.on_response(self, response.status_code, body)
+            self.on_response(self, response)
         return response
 
     def get(self, url: str, params: dict[str, Any] | None = None, status: int = 200) -> Any:

@@ -47,6 +47,8 @@ def test_creator_takes_seat_zero_and_each_seat_kind_is_kept(
         "is_bot": False,
         "bot_level": None,
         "joined": True,
+        "away": False,
+        "bot_holds": False,
     }
     assert seats[1]["is_bot"] and seats[1]["bot_level"] == "random" and seats[1]["joined"]
     assert seats[2]["user"] == "bob" and not seats[2]["joined"]  # an invitation

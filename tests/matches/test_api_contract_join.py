@@ -30,6 +30,8 @@ def test_join_an_open_seat_starts_a_full_match(player: Callable[..., Player]) ->
         "is_bot": False,
         "bot_level": None,
         "joined": True,
+        "away": False,
+        "bot_holds": False,
     }
     assert body["current_deal"]["seat"] == 1 and len(body["current_deal"]["hand"]) == 3
     assert Deal.objects.filter(match_id=match_id).count() == 1

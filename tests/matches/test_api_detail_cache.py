@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import time_machine
 from django.core.cache import caches
 from redis.exceptions import ConnectionError as RedisConnectionError
 from rest_framework.test import APIClient
@@ -18,6 +21,15 @@ from games.models import Match
 from tests.matches.conftest import Player, seats_by_number
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def still_clock() -> Iterator[None]:
+    """The web server's clock stands still: a detail's ``seconds_left`` (counted from the
+    deadline the database set) is then the same in the snapshot's answer and the
+    database's, which these tests compare whole."""
+    with time_machine.travel(datetime.now(tz=UTC), tick=False):
+        yield
 
 
 def url(match_id: str) -> str:
@@ -155,14 +167,14 @@ def test_a_move_rolled_back_keeps_no_snapshot(
                 HTTP_IDEMPOTENCY_KEY="rolled-back-move-1",
             )
     pk = Match.objects.get().pk
-    assert snapshots.snapshot_get(pk, ("active", 2, 1, 1, 0)) is None
+    assert snapshots.snapshot_get(pk, ("active", 2, 1, 1, 0, 0)) is None
     mover.move(match_id, legal[-1], 0)
     shown = both_ways(mover.client, match_id, monkeypatch).json()["current_deal"]
     assert shown["ply"] == 1 and [t["card"] for t in shown["table"]] == [legal[-1]]
 
 
 def test_without_the_cache_the_database_answers(
-    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis down: moves and reads go on (a warning is logged), from the database."""
     match_id, at = started_match(player)
@@ -171,7 +183,7 @@ def test_without_the_cache_the_database_answers(
     def down(*args: Any, **kwargs: Any) -> Any:
         raise RedisConnectionError("Connection refused")
 
-    with monkeypatch.context() as patch:
+    with monkeypatch.context() as patch, caplog.at_level(logging.WARNING, snapshots.__name__):
         patch.setattr(cache, "get", down)
         patch.setattr(cache, "set", down)
         for _ in range(4):
@@ -179,7 +191,16 @@ def test_without_the_cache_the_database_answers(
             at[turn].play_first_legal(match_id)
         shown = at[turn].detail(match_id)["current_deal"]
     assert shown["ply"] == 4
-    assert snapshots.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0)) is None
+    warnings = {
+        r.getMessage()
+        for r in caplog.records
+        if r.name == snapshots.__name__ and r.levelno == logging.WARNING
+    }
+    assert warnings == {
+        "snapshot cache unavailable, reading the database: Connection refused",
+        "snapshot cache unavailable, not kept: Connection refused",
+    }, caplog.records
+    assert snapshots.snapshot_get(Match.objects.get().pk, ("active", 2, 1, 4, 0, 0)) is None
 
 
 def test_a_snapshot_of_another_layout_is_not_read(
@@ -188,7 +209,7 @@ def test_a_snapshot_of_another_layout_is_not_read(
     """What an older release kept (another LAYOUT) is never unpickled by this one."""
     match_id, at = started_match(player)
     at[at[0].detail(match_id)["current_deal"]["turn"]].play_first_legal(match_id)
-    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
+    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0, 0)
     assert snapshots.snapshot_get(pk, version) is not None
     monkeypatch.setattr(snapshots, "LAYOUT", snapshots.LAYOUT + 1)
     assert snapshots.snapshot_get(pk, version) is None
@@ -202,14 +223,14 @@ def test_a_move_on_a_kept_snapshot_reads_nothing_else(
     player: Callable[..., Player], django_assert_max_num_queries: Any
 ) -> None:
     """With the snapshot of the version it finds under the lock, a move reads neither the
-    seats, the deals nor the move log: the token, the lock, the version, the insert (and
-    the transaction's own statements)."""
+    seats, the deals nor the move log: the token, the lock, the version, the insert, the
+    update of who is to move by when (games.clocks), and the transaction's own statements."""
     match_id, at = started_match(player)
     turn = at[0].detail(match_id)["current_deal"]["turn"]
     at[turn].play_first_legal(match_id)  # no snapshot yet (a join made the version): read
     second = at[1 - turn]
     view = second.detail(match_id)["current_deal"]
-    with django_assert_max_num_queries(6) as captured:
+    with django_assert_max_num_queries(7) as captured:
         response = second.client.post(
             moves_url(match_id), {"card": view["legal"][0], "ply": view["ply"]}, format="json"
         )
@@ -271,7 +292,7 @@ def test_something_else_under_a_snapshot_key_is_not_served(
     match_id, at = started_match(player)
     turn = at[0].detail(match_id)["current_deal"]["turn"]
     at[turn].play_first_legal(match_id)
-    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0)
+    pk, version = Match.objects.get().pk, ("active", 2, 1, 1, 0, 0)
     caches["default"].set(snapshots._key(pk, version), {"status": "forged"}, timeout=30)
     assert snapshots.snapshot_get(pk, version) is None
     response = from_database(at[turn].client, match_id, monkeypatch)

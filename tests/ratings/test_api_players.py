@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from accounts.models import Rating
+from accounts.models import Rating, RatingChange
 from games import rated_games
 from tests.matches.conftest import assert_error_shape
 
@@ -114,6 +114,10 @@ def test_admin_lists_and_recomputes(
     before = snapshot()
     for url in ("rating", "ratingchange", "playerstats"):
         assert client.get(f"/admin/accounts/{url}/").status_code == 200
+    # Spoil what is stored, so that only a real recompute (run in-process here) restores it.
+    Rating.objects.update(mu=1.0, sigma=1.0, games=0)
+    RatingChange.objects.filter(pk=RatingChange.objects.order_by("pk")[0].pk).delete()
+    assert snapshot() != before
     rating = Rating.objects.first()
     assert rating is not None
     response = client.post(

@@ -182,7 +182,7 @@ def test_verify_every_finished_deal_and_catch_tampering(
     assert body["ok"] is False
     assert [c["name"] for c in body["checks"] if not c["ok"]] == ["result"]
     Deal.objects.filter(pk=deal.pk).update(points_team0=deal.points_team0)
-    # The commitment cannot be changed any more (games migration 0003's trigger): only
+    # The commitment cannot be changed any more (games migration 0005's trigger): only
     # someone who can remove the trigger could, and verify would still catch it.
     with pytest.raises(DatabaseError, match="immutable"), transaction.atomic():
         Deal.objects.filter(pk=deal.pk).update(commitment="0" * 64)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('games', '0003_deal_immutable_truncate_guard'),
+        ('games', '0005_deal_immutable_truncate_guard'),
     ]
 
     operations = [

@@ -81,7 +81,7 @@ def _run(statements_by_vendor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("games", "0002_move_append_only_triggers")]
+    dependencies = [("games", "0004_clocks_backfill")]
 
     operations = [
         migrations.RunPython(

@@ -1,0 +1,557 @@
+"""The expert as it was when issue 18 was filed, frozen as level ``expert_v1``.
+
+An exact copy of the behaviour of that expert (the same code, renamed), kept so that
+the new expert is measured against it. Do not tune it. What follows is its original
+description.
+
+The expert: determinized Monte Carlo search with card tracking and an opponent model.
+
+From the seat's view alone it works out which cards are still unseen (card tracking:
+what is in no known hand, not played and not the face-up briscola), and where the
+briscola is (still under the stock, or in the hand of the player who drew it). It then
+*determinizes*: deals the unseen cards into the other hands and the stock, consistently
+with every count the view shows -- every possible way once when there are few, else at
+random -- and scores each legal card on each guess:
+
+* while many cards remain, by a playout to the end of the deal: the bot's own team plays
+  a sharpened version of the greedy rules, the other team is modelled by the plain
+  greedy rules of a sensible rule-based player; every candidate card is scored on the
+  same guesses (common random numbers), so their difference is measured, not the luck
+  of the guess;
+* once at most 14 cards (2 players) or 12 (4 players) remain, by searching every choice
+  of its own team to the end of the guessed deal against that model of the opponents
+  (in a 2-player deal with an empty stock nothing is hidden any more).
+
+Which model of the opponent (2-player deals): a rule-based (greedy) player, or a
+careless one who plays any card alike. From the cards it has played so far the bot
+weighs the two (Bayes, :func:`greedy_posterior`) and models it as random in that share
+of the guesses: there it plays any card in playouts, and the endgame search takes the
+mean over its replies instead of predicting one.
+
+The score of a finished deal is the result for the seat's team (win 1, draw 1/2, loss 0)
+plus a small share of the point margin, so the bot plays to win the deal and, among
+equally sure wins or losses, for points. It plays for its team in 4-player deals.
+
+The search stops at an iteration cap or when its share of the time budget is spent,
+whichever comes first. When the cap ends it (tests pass a small cap and a large budget)
+the choice is a pure function of the view and the seed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+from games.rules import CARDS, SUITS, Card, Deal, SeatView
+
+MARGIN_WEIGHT = 0.2 / 120
+"""Weight of the point margin next to the win (1) / draw (0.5) / loss (0) result."""
+
+MAX_DETERMINIZATIONS = 300
+"""More did not help: 600 scored 0.70 against greedy where 300 scored 0.72 (300 pairs)."""
+TIME_SHARE = 0.8
+"""Share of the budget the search may use (the rest covers the last iteration)."""
+ENUMERATE_MAX = 40
+"""Visit every possible world instead of sampling when there are at most this many."""
+EXACT_MAX_PLIES = {2: 14, 4: 12}
+"""Search a guessed deal to its end once at most this many cards remain to be played."""
+GREEDY_PRIOR = 0.5
+"""Prior probability that an opponent plays by the greedy rules (else: at random)."""
+LIKELIHOOD_EPS = 0.1
+"""Share of uniform play mixed into the greedy model of one card, so that no single
+card can rule the rules out (the opponent may be a person who is neither)."""
+LIKELIHOOD_WINDOW = 10
+"""An opponent's plays judged: its last ones, at most this many."""
+LIKELIHOOD_GUESSES = 4
+"""Guesses of an opponent's current hand when judging its plays (all when fewer)."""
+MODEL_PLAYERS = (2,)
+"""Deals (by number of players) in which the opponents may be modelled as random."""
+RANDOM_SHARE_MIN = 0.01
+"""Below this posterior share of random play, the opponents are modelled as greedy only."""
+CHANCE_EXACT_PLIES = 6
+"""In the endgame search, a random opponent's replies are averaged over every card once
+at most this many cards remain; earlier, one reply per node is drawn."""
+
+
+def expert_v1_bot(
+    view: SeatView,
+    rng: random.Random,
+    budget_ms: float = 100,
+    *,
+    max_iterations: int | None = None,
+) -> Card:
+    moves = sorted(view.legal)
+    if len(moves) == 1:
+        return moves[0]
+    assert view.seat is not None
+    deadline = time.perf_counter() + budget_ms * TIME_SHARE / 1000.0
+    sampler = _Sampler(view)
+    team = view.seat & 1
+    # Which opponents look like random players, from their plays so far: world i models
+    # seat s as random for a share 1 - P(greedy) of the worlds (spread evenly).
+    # (2-player deals only: in 4-player ones it is not measured yet.)
+    random_share = [0.0] * view.players
+    if view.players in MODEL_PLAYERS:
+        for s, p_greedy in greedy_posterior(view, sampler.unseen).items():
+            if 1.0 - p_greedy >= RANDOM_SHARE_MIN:
+                random_share[s] = 1.0 - p_greedy
+    mixed = any(random_share)
+    remaining = sum(view.hand_sizes) + view.stock_count
+    exact = remaining <= EXACT_MAX_PLIES[view.players]
+    totals = [0.0] * len(moves)
+    cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
+    # Few possible worlds: visit each once (exactly, no sampling noise); else sample.
+    enumerated = sampler.world_count() <= min(cap, ENUMERATE_MAX)
+    worlds: Iterator[Deal] = (
+        sampler.every_world() if enumerated else (sampler.sample(rng) for _ in range(cap))
+    )
+    hard_deadline = deadline + budget_ms * (1 - TIME_SHARE) / 1000.0
+    for iteration, guess in enumerate(worlds):
+        if iteration and time.perf_counter() > deadline:
+            break
+        # The models of the opponents this world is scored with, and their weights.
+        models: list[tuple[tuple[bool, ...] | None, float]]
+        if not mixed:
+            models = [(None, 1.0)]
+        elif enumerated and view.players == 2:
+            share = max(random_share)
+            as_random = tuple(q > 0 for q in random_share)
+            models = [(None, 1.0 - share), (as_random, share)]
+        else:
+            models = [(_random_seats(random_share, iteration), 1.0)]
+        values = []
+        for card in moves:
+            if iteration and time.perf_counter() > hard_deadline:
+                break  # out of time mid-guess: every card must be scored on the same guesses
+            value = 0.0
+            for randoms, weight in models:
+                deal = guess.copy()
+                deal.play(card)
+                # The same draws of the random opponents' cards for every candidate.
+                chance = random.Random(iteration) if randoms is not None else None
+                if exact:
+                    value += weight * _solve(deal, team, randoms, chance)
+                else:
+                    _playout(deal, team, randoms, chance)
+                    value += weight * _score(deal, team)
+            values.append(value)
+        if len(values) < len(moves):
+            break
+        for i, value in enumerate(values):
+            totals[i] += value
+    best = max(range(len(moves)), key=lambda i: (totals[i], -i))
+    return moves[best]
+
+
+class _Sampler:
+    """Deals the unseen cards at random, consistently with the view."""
+
+    def __init__(self, view: SeatView) -> None:
+        assert view.seat is not None
+        n = view.players
+        seat = view.seat
+        self.view = view
+        hands: list[list[Card] | None] = [None] * n
+        hands[seat] = list(view.hand)
+        if view.partner_hand is not None:
+            hands[(seat + 2) % n] = list(view.partner_hand)
+        played = set(view.played)
+        known = set(view.hand) | played | {view.briscola}
+        if view.partner_hand is not None:
+            known.update(view.partner_hand)
+        self.unseen = [c for c in CARDS if c not in known]
+        # Who holds the face-up briscola, if someone drew it and has not played it.
+        holder = view.briscola_holder
+        briscola_in_hidden_hand = (
+            holder is not None and hands[holder] is None and view.briscola not in played
+        )
+        self.fixed = hands
+        self.need = [0] * n
+        self.holder = holder if briscola_in_hidden_hand else None
+        for s in range(n):
+            if hands[s] is None:
+                self.need[s] = view.hand_sizes[s] - (1 if s == self.holder else 0)
+        self.stock_hidden = view.stock_count - (1 if view.briscola_on_table else 0)
+        if sum(self.need) + self.stock_hidden != len(self.unseen):
+            raise ValueError("the view's counts do not add up: not a consistent view")
+
+    def world_count(self) -> int:
+        """How many distinct deals of the unseen cards fit the view (stock order counts)."""
+        count = math.factorial(len(self.unseen))
+        for k in self.need:
+            count //= math.factorial(k)
+        return count
+
+    def every_world(self) -> Iterator[Deal]:
+        """Each distinct deal of the unseen cards once, in a fixed order."""
+        hidden = [s for s, fixed in enumerate(self.fixed) if fixed is None and self.need[s]]
+
+        def split(rest: list[Card], seats: list[int]) -> Iterator[list[Card]]:
+            if not seats:
+                for stock in itertools.permutations(rest):
+                    yield list(stock)
+                return
+            for hand in itertools.combinations(rest, self.need[seats[0]]):
+                left = [c for c in rest if c not in hand]
+                for tail in split(left, seats[1:]):
+                    yield list(hand) + tail
+
+        for order in split(self.unseen, hidden):
+            yield self._world(order)
+
+    def sample(self, rng: random.Random) -> Deal:
+        cards = self.unseen[:]
+        rng.shuffle(cards)
+        return self._world(cards)
+
+    def _world(self, cards: list[Card]) -> Deal:
+        """The deal with ``cards`` given out in seat order, the rest as the stock."""
+        view = self.view
+        hands: list[Sequence[Card]] = []
+        at = 0
+        for s, fixed in enumerate(self.fixed):
+            if fixed is not None:
+                hands.append(fixed)
+                continue
+            hand = cards[at : at + self.need[s]]
+            at += self.need[s]
+            if s == self.holder:
+                hand.append(view.briscola)
+            hands.append(hand)
+        return Deal.from_position(
+            players=view.players,
+            dealer=view.dealer,
+            briscola=view.briscola,
+            hands=hands,
+            stock=cards[at:],
+            briscola_on_table=view.briscola_on_table,
+            leader=view.leader,
+            table=[c for _, c in view.table],
+            points=view.points,
+            briscola_holder=view.briscola_holder,
+        )
+
+
+def _score(deal: Deal, team: int) -> float:
+    mine = deal.points[team]
+    other = deal.points[1 - team]
+    result = 1.0 if mine > other else 0.5 if mine == other else 0.0
+    return result + (mine - other) * MARGIN_WEIGHT
+
+
+def _solve(
+    deal: Deal,
+    team: int,
+    randoms: Sequence[bool] | None = None,
+    chance: random.Random | None = None,
+) -> float:
+    """Best value for ``team`` of a known position when the other team plays by
+    OTHERS_POLICY: the team's choices are searched, the others' predicted. Changes
+    ``deal``.
+
+    Against a predicted opponent only the team's own choices branch, so the search
+    reaches the end of the deal from much earlier than minimax could; it also plays for
+    the opponent's likely mistakes instead of fearing its best replies. (Over 300
+    duplicate 2-player pairs against greedy: minimax over the last 10 cards 0.72, this
+    over the last 12 0.78, over the last 14 0.79, over the last 16 0.78.)
+
+    The seats marked in ``randoms`` play at random instead: their replies are averaged
+    over every card near the end, drawn with ``chance`` one per node before.
+    """
+    while deal.turn is not None and (deal.turn & 1) != team:
+        hand = deal.hands[deal.turn]
+        if randoms is None or chance is None or not randoms[deal.turn] or len(hand) == 1:
+            deal.play(OTHERS_POLICY(deal, hand))
+        elif _remaining(deal) <= CHANCE_EXACT_PLIES:
+            total = 0.0
+            for card in list(hand):
+                child = deal.copy()
+                child.play(card)
+                total += _solve(child, team, randoms, chance)
+            return total / len(hand)
+        else:
+            deal.play(hand[int(chance.random() * len(hand))])
+    turn = deal.turn
+    if turn is None:
+        return _score(deal, team)
+    hand = deal.hands[turn]
+    if len(hand) == 1:
+        deal.play(hand[0])
+        return _solve(deal, team, randoms, chance)
+    value = -1e9
+    for card in hand:
+        child = deal.copy()
+        child.play(card)
+        value = max(value, _solve(child, team, randoms, chance))
+    return value
+
+
+def _random_seats(share: Sequence[float], iteration: int) -> tuple[bool, ...] | None:
+    """Which seats world ``iteration`` models as random players: seat s in a share
+    ``share[s]`` of the worlds, spread evenly over the iterations (no randomness)."""
+    randoms = tuple(
+        math.floor((iteration + 1) * q + 0.5) > math.floor(iteration * q + 0.5) for q in share
+    )
+    return randoms if any(randoms) else None
+
+
+def _remaining(deal: Deal) -> int:
+    return sum(len(h) for h in deal.hands) + deal.stock_count
+
+
+def _playout(
+    deal: Deal,
+    team: int,
+    randoms: Sequence[bool] | None = None,
+    chance: random.Random | None = None,
+) -> None:
+    """Play the deal to its end: the team's seats with OWN_POLICY, the others with
+    OTHERS_POLICY (a model of a typical rule-based opponent), or, the seats marked in
+    ``randoms``, any card drawn with ``chance``. Without ``randoms`` it is deterministic:
+    the randomness is in the guess of the hidden cards. (Playing 10% of the cards at random
+    instead scored 0.61 against greedy where this scored 0.66, over 150 pairs.)"""
+    while deal.turn is not None:
+        turn = deal.turn
+        hand = deal.hands[turn]
+        if len(hand) == 1:
+            card = hand[0]
+        elif (turn & 1) == team:
+            card = OWN_POLICY(deal, hand)
+        elif randoms is not None and chance is not None and randoms[turn]:
+            card = hand[int(chance.random() * len(hand))]
+        else:
+            card = OTHERS_POLICY(deal, hand)
+        deal.play(card)
+
+
+def _cost(card: Card, trump: str) -> int:
+    """How much it costs to give a card away: trumps dearest, then points, then rank."""
+    return (1000 if card.suit == trump else 0) + card.points * 16 + (10 - card.strength)
+
+
+_COST = {suit: {c: _cost(c, suit) for c in CARDS} for suit in SUITS}
+"""``_COST[trump][card]``, precomputed: playouts call it thousands of times a move."""
+_VALUE = {c: c.points * 16 + (10 - c.strength) for c in CARDS}
+
+
+class _Position(Protocol):
+    """What the rule-based policies read of a position (a :class:`Deal` has it)."""
+
+    trump: str
+    table: list[Card]
+    players: int
+    turn: int | None
+    leader: int
+
+
+class _Spot:
+    """A past position, rebuilt from the view to ask what the rules would have played."""
+
+    __slots__ = ("leader", "players", "table", "trump", "turn")
+
+    def __init__(self, trump: str, table: list[Card], players: int, turn: int, leader: int) -> None:
+        self.trump = trump
+        self.table = table
+        self.players = players
+        self.turn: int | None = turn
+        self.leader = leader
+
+
+def greedy_posterior(view: SeatView, unseen: Sequence[Card]) -> dict[int, float]:
+    """P(the seat plays by the greedy rules, not at random) for each opponent seat.
+
+    Bayes over its last LIKELIHOOD_WINDOW plays, from the prior GREEDY_PRIOR. The cards
+    a seat has received are the ones it played and the ones it holds (guessed among the
+    ``unseen``); in which order it received them is unknown, but each card came before
+    it was played. A random player picks each card of its hand alike; the greedy rules
+    pick one card of a given hand (mixed with LIKELIHOOD_EPS of uniform play, so that no
+    single card can rule the rules out: the opponent may be a person who is neither).
+    The likelihood ratio is averaged over every order exactly (:func:`_greedy_log_ratio`)
+    and over a few guesses of the current hand (fixed seed). A pure function of the view.
+    """
+    assert view.seat is not None
+    n = view.players
+    team = view.seat & 1
+    trump = view.trump
+    last_draw = (40 - 3 * n) // n - 1  # the trick after which the face-up card is drawn
+    drawer = None
+    if len(view.tricks) > last_draw:
+        drawer = (view.tricks[last_draw].winner + n - 1) % n
+    # Each opponent's plays, one a trick: (the position it played into, the card).
+    plays: dict[int, list[tuple[_Spot, Card]]] = {s: [] for s in range(n) if s & 1 != team}
+    for trick in view.tricks:
+        for i, (s, c) in enumerate(zip(trick.seats, trick.cards, strict=True)):
+            if s in plays:
+                plays[s].append((_Spot(trump, list(trick.cards[:i]), n, s, trick.leader), c))
+    on_table = [c for _, c in view.table]
+    for i, (s, c) in enumerate(view.table):
+        if s in plays:
+            plays[s].append((_Spot(trump, on_table[:i], n, s, view.leader), c))
+    prior = math.log(GREEDY_PRIOR / (1 - GREEDY_PRIOR))
+    rng = random.Random(0x6EED)
+    posterior: dict[int, float] = {}
+    for s, seat_plays in plays.items():
+        holds = view.briscola_holder == s and view.briscola not in view.played
+        # Did the seat draw after its last play? Only once that trick is over.
+        last_trick = len(seat_plays) - 1
+        drew = last_trick < len(view.tricks) and last_trick <= last_draw
+        log_ratio = _greedy_log_ratio(
+            seat_plays,
+            view.hand_sizes[s],
+            holds,
+            unseen,
+            view.briscola,
+            last_draw if drawer == s else None,
+            last_draw,
+            drew,
+            rng,
+        )
+        odds = max(-30.0, min(30.0, prior + log_ratio))
+        posterior[s] = 1 / (1 + math.exp(-odds))
+    return posterior
+
+
+def _greedy_log_ratio(
+    plays: Sequence[tuple[_Spot, Card]],
+    hand_size: int,
+    holds_briscola: bool,
+    unseen: Sequence[Card],
+    briscola: Card,
+    briscola_trick: int | None,
+    last_draw: int,
+    drew_after_last: bool,
+    rng: random.Random,
+) -> float:
+    """log P(plays | greedy rules) / P(plays | random play) for one seat, its i-th play
+    being in trick i; see :func:`greedy_posterior`.
+
+    Given the cards it received, every order of receipts in which each card comes before
+    its play is alike a priori. Going back from its current hand, the card it drew after
+    trick i is any card of its hand after that draw, alike (the face-up briscola after
+    the trick it drew it): so its hand at each play follows from those choices, and the
+    ratio, the mean over every valid order of the product over plays of
+    ``hand size * P(the rules pick the card)``, is computed exactly over the last
+    LIKELIHOOD_WINDOW plays by dynamic programming, for a few guesses of its current
+    hand among the ``unseen`` cards.
+    """
+    if not plays:
+        return 0.0
+    last = len(plays) - 1
+    first = max(0, last - LIKELIHOOD_WINDOW + 1)
+    keep = 1 - LIKELIHOOD_EPS
+    memo: dict[tuple[int, frozenset[Card]], float] = {}
+
+    def weight(i: int, others: frozenset[Card]) -> float:
+        """Mean product of the plays first..i's factors, its hand at play i being
+        ``others`` and the card it played."""
+        key = (i, others)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        spot, card = plays[i]
+        factor = 1.0
+        if others:
+            hand = sorted([card, *others])
+            factor = keep * len(hand) * (_policy_card(spot, hand) is card) + LIKELIHOOD_EPS
+        if i > first and factor > 0:
+            factor *= _before(i - 1, others | {card})
+        memo[key] = factor
+        return factor
+
+    def _before(i: int, after: frozenset[Card]) -> float:
+        """Mean weight of plays ..i given the hand ``after`` the draw that followed
+        trick i (or the hand left after play i when no card was drawn)."""
+        if i > last_draw:
+            return weight(i, after)
+        if i == briscola_trick:
+            return weight(i, after - {briscola}) if briscola in after else 0.0
+        return sum(weight(i, after - {x}) for x in after) / len(after)
+
+    pool = list(unseen)
+    need = hand_size - holds_briscola
+    guesses: list[list[Card]]
+    if math.comb(len(pool), need) <= LIKELIHOOD_GUESSES:
+        guesses = [list(c) for c in itertools.combinations(pool, need)]
+    else:
+        guesses = [rng.sample(pool, need) for _ in range(LIKELIHOOD_GUESSES)]
+    total = 0.0
+    for guess in guesses:
+        now = frozenset(guess + ([briscola] if holds_briscola else []))
+        total += _before(last, now) if drew_after_last else weight(last, now)
+    if total <= 0:
+        return math.log(LIKELIHOOD_EPS) * min(len(plays), LIKELIHOOD_WINDOW)
+    return math.log(total / len(guesses))
+
+
+def _policy_card(deal: _Position, hand: list[Card]) -> Card:
+    """The fast rule-based choice used in playouts (same ideas as the greedy bot)."""
+    trump = deal.trump
+    table = deal.table
+    cost = _COST[trump].__getitem__
+    cheapest = min(hand, key=cost)
+    if not table:
+        return cheapest
+    # The card winning the trick so far, and whose it is.
+    best_i = 0
+    best = table[0]
+    for i in range(1, len(table)):
+        c = table[i]
+        if (c.suit == best.suit and c.strength < best.strength) or (
+            c.suit == trump and best.suit != trump
+        ):
+            best_i, best = i, c
+    n = deal.players
+    turn = deal.turn
+    assert turn is not None
+    if ((deal.leader + best_i) & 1) == (turn & 1):  # the partner is winning
+        if len(table) == n - 1:
+            plain = [c for c in hand if c.suit != trump]
+            if plain:
+                return max(plain, key=_VALUE.__getitem__)
+        return cheapest
+    winners = [
+        c
+        for c in hand
+        if (c.suit == best.suit and c.strength < best.strength)
+        or (c.suit == trump and best.suit != trump)
+    ]
+    if winners:
+        on_table = 0
+        for c in table:
+            on_table += c.points
+        cheapest_winner = min(winners, key=cost)
+        if on_table > 0 or cheapest_winner.suit != trump:
+            return cheapest_winner
+    return cheapest
+
+
+def _lead_cost(card: Card, trump: str) -> int:
+    """Leading: plain cards without points first, then figures, low trumps, aces and threes."""
+    if card.suit == trump:
+        return (80 if card.points == 0 else 300) + card.points * 10 + (10 - card.strength)
+    if card.points >= 10:
+        return 150 + card.points
+    return card.points * 10 + (10 - card.strength)
+
+
+_LEAD = {suit: {c: _lead_cost(c, suit) for c in CARDS} for suit in SUITS}
+
+
+def _policy_card_v2(deal: _Position, hand: list[Card]) -> Card:
+    """The greedy rules, but leading low trumps before aces and threes.
+
+    (Measured as a player on its own over 3,000 duplicate 2-player deals: 0.54 against
+    the greedy bot, where variants that also spared low trumps when discarding, or took
+    fewer tricks with trumps, scored 0.45-0.47.)
+    """
+    if not deal.table:
+        return min(hand, key=_LEAD[deal.trump].__getitem__)
+    return _policy_card(deal, hand)
+
+
+OWN_POLICY = _policy_card_v2
+OTHERS_POLICY = _policy_card

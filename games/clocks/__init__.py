@@ -1,0 +1,1 @@
+"""Time limits, invitations, rematches and abandoned matches: who must act by when."""

@@ -1,0 +1,35 @@
+"""Deadlines under ``make run``, where there is no broker and no beat.
+
+Why on the requests' way in and not a background thread: ``runserver`` runs the app in a
+child process that its autoreloader restarts on every code change (a thread would have to
+be started, and stopped, in the right one), SQLite takes a lock for each write (a thread
+writing on its own would make requests wait at random), and tests would find a writer
+they did not start. A deadline is only ever seen through a request (the waiting player
+polls the match), and every request first runs the sweep, at most once per
+``CLOCK_IN_PROCESS_SWEEP_SECONDS``: the deadline is enforced before the request that
+could see it is answered. With a broker this does nothing: Celery beat runs the sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from games.clocks.services import sweep_in_process
+
+logger = logging.getLogger(__name__)
+
+
+class InProcessClocksMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            try:
+                sweep_in_process()
+            except Exception:  # never fail the request for the sweep (the next one retries)
+                logger.exception("the in-process clocks sweep failed")
+        return self.get_response(request)

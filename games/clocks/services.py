@@ -1,0 +1,587 @@
+"""Writes of the clocks: deadlines, timeouts, the abort window, invitations' answers and
+expiry, leaving, returning, rematches, the cap on active matches, and the sweeps.
+
+Who must act by when lives in indexed columns of the match (``to_move_*``, ``deadline``,
+``bot_to_move_since``, ``expires_at``), written under the match's row lock by every write
+that changes whose turn it is (:func:`clock_set`), with the database's clock (``Now()`` in
+SQL): a worker or web server whose clock is off changes nothing. A sweep is then one range
+scan of a partial index, oldest first and bounded, whatever the number of active matches.
+
+A deadline is enforced exactly once: :func:`timeout_enforce` locks the match and checks,
+in SQL, that the deadline it finds has passed; a card that arrives after the deadline, by
+the database's clock, is refused with 409 ``deadline_passed`` (and the timeout applied at
+once); a card that arrived first moved the deadline, and the timeout finds nothing to do.
+The unique (deal, ply) of the move log is the last guard: one card per ply.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from accounts.models import User
+from briscola_service import queueing
+from games import live, rules
+from games.clocks import selectors as clock_selectors
+from games.errors import (
+    CannotLeaveError,
+    DeadlinePassedError,
+    InvalidTimeControlError,
+    MatchNotFinishedError,
+    MatchNotJoinableError,
+    NotAPlayerError,
+    NotInvitedError,
+    SeatHeldByBotError,
+    SeatNotLeftError,
+    StalePlyError,
+    TooManyActiveMatchesError,
+)
+from games.matches.selectors import bot_levels_seatable, match_get
+from games.models import (
+    EndReason,
+    Match,
+    MatchEvent,
+    MatchStatus,
+    Move,
+    OnTimeout,
+    Seat,
+)
+
+logger = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+PER_MOVE_SECONDS = (5, 600)  # live play
+PER_MOVE_HOURS = (1, 168)  # correspondence
+ABORT_WINDOW_MIN_SECONDS = 30
+TIMEOUTS_BEFORE_BOT_HOLDS = 3
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """What ``POST /matches`` asked for, checked."""
+
+    per_move_seconds: int | None = None
+    on_timeout: str = OnTimeout.FORFEIT
+    bot_level: str = "greedy"
+
+
+def time_control_parse(
+    time_control: Any = None, on_timeout: Any = None, timeout_bot: Any = None
+) -> TimeControl:
+    """Check the time control of a new match; InvalidTimeControlError (400) if it is not
+    ``{"per_move_seconds": 5..600}``, ``{"per_move_hours": 1..168}`` or absent, with
+    ``on_timeout`` ``"bot"`` or ``"forfeit"`` and ``timeout_bot`` a seatable bot level."""
+    seconds: int | None = None
+    if time_control is not None:
+        if not isinstance(time_control, dict) or len(time_control) != 1:
+            raise InvalidTimeControlError(details={"time_control": "one key"})
+        ((key, value),) = time_control.items()
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidTimeControlError(details={"time_control": f"{key} is a whole number"})
+        if key == "per_move_seconds":
+            low, high = PER_MOVE_SECONDS
+            seconds = value
+        elif key == "per_move_hours":
+            low, high = PER_MOVE_HOURS
+            seconds = value * 3600
+        else:
+            raise InvalidTimeControlError(details={"time_control": f"unknown key {key!r}"})
+        if not low <= value <= high:
+            raise InvalidTimeControlError(
+                details={"time_control": f"{key} is {low} to {high}", key: value}
+            )
+    if on_timeout is None:
+        on_timeout = OnTimeout.FORFEIT
+    if on_timeout not in OnTimeout.values:
+        raise InvalidTimeControlError(details={"on_timeout": "bot or forfeit"})
+    if timeout_bot is None:
+        timeout_bot = "greedy"
+    if timeout_bot not in bot_levels_seatable():
+        raise InvalidTimeControlError(
+            details={"timeout_bot": f"one of {', '.join(bot_levels_seatable())}"}
+        )
+    return TimeControl(seconds, str(on_timeout), str(timeout_bot))
+
+
+def active_matches_check(user: User) -> None:
+    """Refuse (429 ``too_many_active_matches``) a user who already has
+    ``settings.MATCH_ACTIVE_LIMIT`` matches waiting or being played. Takes the user's row
+    lock (FOR NO KEY UPDATE, which does not block the seats' foreign-key checks), so that
+    two concurrent creations cannot both pass; call it inside the writing transaction.
+    Bots and administrators are not capped."""
+    limit = settings.MATCH_ACTIVE_LIMIT
+    if not limit or user.is_bot or user.is_staff:
+        return
+    User.objects.select_for_update(no_key=True).filter(pk=user.pk).first()
+    count = clock_selectors.active_matches_count(user=user)
+    if count >= limit:
+        raise TooManyActiveMatchesError(details={"limit": limit, "active": count})
+
+
+def waiting_expiry_set(match: Match) -> None:
+    """A new waiting match is called off ``settings.INVITATION_EXPIRY_HOURS`` from now."""
+    hours = settings.INVITATION_EXPIRY_HOURS
+    Match.objects.filter(pk=match.pk).update(expires_at=Now() + timedelta(hours=hours))
+    match.expires_at = Match.objects.values_list("expires_at", flat=True).get(pk=match.pk)
+
+
+# -- who is to move, and by when --------------------------------------------------------
+
+
+def _allowance(match: Match, first_card: bool) -> timedelta:
+    """How long a person has for a card: the per-move time (at least the abort window's
+    30 s for their first card of the match), or, untimed, ``MATCH_IDLE_HOURS``."""
+    if match.per_move_seconds is None:
+        return timedelta(hours=settings.MATCH_IDLE_HOURS)
+    seconds = match.per_move_seconds
+    if first_card:
+        seconds = max(seconds, ABORT_WINDOW_MIN_SECONDS)
+    return timedelta(seconds=seconds)
+
+
+def db_now(match: Match) -> datetime:
+    """The database's clock: as the match's lock was taken (the lock statement reads it,
+    see games.matches.selectors.match_lock_versioned), or asked now."""
+    value = getattr(match, "db_now", None)
+    if value is None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT CURRENT_TIMESTAMP")
+            value = cursor.fetchone()[0]
+    if isinstance(value, str):  # SQLite: 'YYYY-MM-DD HH:MM:SS', UTC
+        value = datetime.fromisoformat(value)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    match.db_now = value  # type: ignore[attr-defined]
+    return value
+
+
+@dataclass(frozen=True)
+class BotTurn:
+    """A bot is to play: the bot's own seat, or a person's seat the timeout bot plays."""
+
+    level: str
+
+
+def clock_set(
+    match: Match, *, deal_id: int, deal_number: int, state: rules.Deal, seats: list[JSON]
+) -> BotTurn | None:
+    """Under the match's lock: record who is to move in ``state`` and by when.
+
+    ``seats`` are the seats as the summary shows them (``is_bot``, ``bot_level``,
+    ``bot_holds``). Returns the bot turn when a bot (or the bot holding a person's seat) is
+    to play, so the caller queues its reply. Bots have no deadline; a bot turn is marked
+    ``bot_to_move_since`` for the bot sweep instead."""
+    turn = state.turn
+    if state.is_over or turn is None:
+        clock_clear(match)
+        return None
+    seat = seats[turn]
+    fields: dict[str, Any] = {"to_move_deal": deal_id, "to_move_ply": state.ply}
+    fields["to_move_seat"] = turn
+    bot: BotTurn | None = None
+    now = db_now(match)
+    if seat["is_bot"] or seat.get("bot_holds"):
+        bot = BotTurn(seat["bot_level"] if seat["is_bot"] else match.timeout_bot_level)
+        fields.update(deadline=None, bot_to_move_since=now)
+    else:
+        first = deal_number == 1 and state.ply < match.players
+        fields.update(deadline=now + _allowance(match, first), bot_to_move_since=None)
+    Match.objects.filter(pk=match.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(match, name, value)
+    return bot
+
+
+def clock_clear(match: Match) -> None:
+    """Nobody is to move any more (the match ended): clear every clock column."""
+    fields = {
+        "to_move_deal": None,
+        "to_move_ply": None,
+        "to_move_seat": None,
+        "deadline": None,
+        "bot_to_move_since": None,
+    }
+    Match.objects.filter(pk=match.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(match, name, value)
+
+
+def move_clock_check(match: Match, *, seat: int, by_bot: bool, for_seat: int | None) -> None:
+    """Under the match's lock, before a card at ``seat``: refuse a person's card when the
+    bot holds the seat (409 ``seat_held_by_bot``), when the timeout already gave this turn
+    to the bot, or when the deadline has passed by the database's clock (409
+    ``deadline_passed``; the caller applies the timeout once this transaction is over).
+    The timeout bot (``for_seat``) may play a person's seat only while the turn is the
+    bot's (the person may have come back meanwhile: then its card is stale)."""
+    if for_seat is not None:
+        if match.bot_to_move_since is None or match.to_move_seat != for_seat:
+            raise StalePlyError("The seat's person plays this turn again.")
+        return
+    if by_bot or match.to_move_seat != seat:
+        return
+    if match.bot_to_move_since is not None:
+        held = Seat.objects.filter(match=match, number=seat, bot_holds=True).exists()
+        raise SeatHeldByBotError() if held else DeadlinePassedError()
+    if match.deadline is not None and match.deadline <= db_now(match):
+        raise DeadlinePassedError(details={"deadline": match.deadline.isoformat()})
+
+
+def timeout_send(match_id: Any) -> bool:
+    """Apply a passed deadline through the task (in-process without a broker)."""
+    return queueing.task_send(
+        "games.tasks.clock_timeout", str(match_id), what=f"timeout of match {match_id}"
+    )
+
+
+def event_add(match: Match, kind: str, /, *, at_turn: bool = True, **data: Any) -> None:
+    """Append one of the match's events (placed at the current turn, or with
+    ``at_turn=False`` before the first deal / after the match's end)."""
+    MatchEvent.objects.create(
+        match=match,
+        kind=kind,
+        deal=match.to_move_deal if at_turn else None,
+        ply=match.to_move_ply if at_turn else None,
+        after_end=match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED) and not at_turn,
+        data=data,
+    )
+    live.match_changed_on_commit(match.pk)  # every clock event reaches the streams too
+
+
+def timeout_enforce(*, match_id: Any) -> str | None:
+    """Apply the deadline of ``match_id`` if it has passed by the database's clock.
+
+    Exactly once: under the match's lock, the deadline found must have passed (a card
+    that got in first moved it). What happens, and the event recorded (``seat_timed_out``,
+    with ``action``):
+
+    - the person has not played a card in this match yet: the match is aborted
+      (``end_reason: "abort_window"``), unrated, nobody loses;
+    - untimed (the idle limit, ``MATCH_IDLE_HOURS``): the absent side loses
+      (``"abandoned"``);
+    - ``on_timeout: "forfeit"``: the absent side loses (``"timeout"``), rated like a
+      resignation;
+    - ``on_timeout: "bot"``: the timeout bot plays this card, the seat is marked ``away``;
+      after 3 timeouts in a row the bot holds the seat until ``POST .../return``.
+
+    Returns the action taken, or None. Safe to run twice, late, or never (the sweep)."""
+    from games.matches import services as match_services
+
+    with transaction.atomic():
+        try:
+            match = match_get(match_id=match_id, for_update=True)
+        except Exception:  # no such match: nothing to do
+            return None
+        if match.status != MatchStatus.ACTIVE or match.deadline is None:
+            return None
+        if not Match.objects.filter(pk=match.pk, deadline__lte=Now()).exists():
+            return None
+        number = match.to_move_seat
+        seat = Seat.objects.select_for_update().get(match=match, number=number)
+        played = Move.objects.filter(deal__match=match, seat=number).exists()
+        if not played:
+            action = "abort"
+            event_add(match, "seat_timed_out", seat=number, action=action)
+            match_services.match_end_early(
+                match, winner_team=None, reason=EndReason.ABORT_WINDOW, aborted=True
+            )
+        elif match.per_move_seconds is None or match.on_timeout == OnTimeout.FORFEIT:
+            action = "forfeit"
+            event_add(match, "seat_timed_out", seat=number, action=action)
+            reason = EndReason.TIMEOUT if match.per_move_seconds else EndReason.ABANDONED
+            match_services.match_end_early(match, winner_team=1 - seat.team, reason=reason)
+        else:
+            action = "bot"
+            seat.away = True
+            seat.timeouts_in_row += 1
+            seat.bot_holds = seat.timeouts_in_row >= TIMEOUTS_BEFORE_BOT_HOLDS
+            seat.save(update_fields=["away", "timeouts_in_row", "bot_holds"])
+            event_add(match, "seat_timed_out", seat=number, action=action)
+            if seat.bot_holds:
+                event_add(match, "seat_taken_by_bot", seat=number, bot=match.timeout_bot_level)
+            Match.objects.filter(pk=match.pk).update(deadline=None, bot_to_move_since=Now())
+            deal_id, ply, level = match.to_move_deal, match.to_move_ply, match.timeout_bot_level
+            transaction.on_commit(
+                lambda: match_services.bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level)
+            )
+    return action
+
+
+def seat_back(match: Match, *, seat: int, by: str) -> bool:
+    """Under the match's lock: the person of ``seat`` plays again (``by="move"``) or
+    takes it back (``by="return"``); their away marks are cleared. Returns whether the
+    seat was away or held (an event ``seat_returned`` is recorded then)."""
+    row = Seat.objects.select_for_update().get(match=match, number=seat)
+    if not (row.away or row.bot_holds or row.timeouts_in_row):
+        return False
+    was_away = row.away or row.bot_holds
+    row.away = row.bot_holds = False
+    row.timeouts_in_row = 0
+    row.save(update_fields=["away", "bot_holds", "timeouts_in_row"])
+    if was_away:
+        event_add(match, "seat_returned", seat=seat, by=by)
+    return was_away
+
+
+def seat_return(*, match_id: Any, user: User) -> Match:
+    """``POST /matches/{id}/return``: take back a seat the bot holds (or played for).
+    409 ``seat_not_left`` for a seat never left. When it is the seat's turn, the person
+    plays it again, with a fresh deadline."""
+    with transaction.atomic():
+        match = match_get(match_id=match_id, for_update=True)
+        row = Seat.objects.filter(match=match, user=user, joined_at__isnull=False).first()
+        if row is None:
+            raise NotAPlayerError()
+        if match.status != MatchStatus.ACTIVE or not (row.away or row.bot_holds):
+            raise SeatNotLeftError()
+        seat_back(match, seat=row.number, by="return")
+        if match.to_move_seat == row.number and match.bot_to_move_since is not None:
+            first = False  # the bot played for the seat already: not the abort window
+            Match.objects.filter(pk=match.pk).update(
+                bot_to_move_since=None, deadline=Now() + _allowance(match, first)
+            )
+    return match
+
+
+# -- invitations, leaving, expiry, rematches ----------------------------------------------
+
+
+def _call_off(match: Match, reason: str) -> None:
+    match.status = MatchStatus.ABORTED
+    match.end_reason = reason
+    match.finished_at = timezone.now()
+    match.save(update_fields=["status", "end_reason", "finished_at"])
+
+
+def invitation_decline(*, match_id: Any, user: User, reason: str = "") -> Match:
+    """The invitee declines: the waiting match is called off (``end_reason:
+    "declined"``), and its event says who declined and why. 403 ``not_invited`` for
+    anyone without an unanswered invitation; 409 ``match_not_joinable`` once it started."""
+    with transaction.atomic():
+        match = match_get(match_id=match_id, for_update=True)
+        row = Seat.objects.filter(match=match, user=user, joined_at__isnull=True).first()
+        if row is None:
+            raise NotInvitedError()
+        if match.status != MatchStatus.WAITING:
+            raise MatchNotJoinableError()
+        event_add(
+            match,
+            "invitation_declined",
+            at_turn=False,
+            seat=row.number,
+            user=user.username,
+            reason=reason,
+        )
+        _call_off(match, EndReason.DECLINED)
+    return match
+
+
+def match_leave(*, match_id: Any, user: User) -> Match:
+    """A person who joined a waiting match (not its creator) leaves it: their seat is open
+    again. 409 ``cannot_leave`` otherwise (the creator aborts instead)."""
+    with transaction.atomic():
+        match = match_get(match_id=match_id, for_update=True)
+        row = Seat.objects.filter(match=match, user=user, joined_at__isnull=False).first()
+        if row is None:
+            raise NotAPlayerError()
+        if match.status != MatchStatus.WAITING or match.created_by_id == user.pk:
+            raise CannotLeaveError()
+        row.user = None
+        row.joined_at = None
+        row.save(update_fields=["user", "joined_at"])
+        event_add(match, "seat_left", at_turn=False, seat=row.number, user=user.username)
+    return match
+
+
+def waiting_expire(*, match_id: Any) -> bool:
+    """Call off a waiting match past its expiry (database clock); its event and
+    ``end_reason: "expired"`` tell the creator why. Exactly once, under the lock."""
+    with transaction.atomic():
+        match = match_get(match_id=match_id, for_update=True)
+        due = Match.objects.filter(
+            pk=match.pk, status=MatchStatus.WAITING, expires_at__lte=Now()
+        ).exists()
+        if not due:
+            return False
+        event_add(match, "match_expired", at_turn=False)
+        _call_off(match, EndReason.EXPIRED)
+    return True
+
+
+def rematch_propose(*, match_id: Any, user: User) -> Match:
+    """``POST /matches/{id}/rematch`` by a player of a finished match: the same table
+    again, seats rotated by one, the same settings. The first call creates it (the
+    proposer and the bots seated, the other people invited); another player's call
+    accepts (joins it). It starts once every person accepted. 409
+    ``match_not_finished`` before the end."""
+    from games.matches import services as match_services
+
+    with transaction.atomic():
+        old = match_get(match_id=match_id, for_update=True)
+        seats = list(old.seats.select_related("user").order_by("number"))
+        mine = next((s for s in seats if s.user_id == user.pk and s.joined_at), None)
+        if mine is None:
+            raise NotAPlayerError()
+        if old.status != MatchStatus.FINISHED:
+            raise MatchNotFinishedError()
+        existing = old.rematches.order_by("created_at").first()
+        if existing is not None:
+            if existing.status == MatchStatus.WAITING:
+                new_seat = Seat.objects.filter(match=existing, user=user).first()
+                if new_seat is not None and new_seat.joined_at is None:
+                    match_services.match_join(match_id=existing.pk, user=user)
+            return existing
+        active_matches_check(user)
+        n = old.players
+        new = Match.objects.create(
+            players=n,
+            format=old.format,
+            partners_last_hand=old.partners_last_hand,
+            public=old.public,
+            rated=old.rated,
+            created_by=user,
+            per_move_seconds=old.per_move_seconds,
+            on_timeout=old.on_timeout,
+            timeout_bot_level=old.timeout_bot_level,
+            rematch_of=old,
+        )
+        now = timezone.now()
+        for seat in seats:
+            person = seat.user
+            joined = person is not None and (person.is_bot or person.pk == user.pk)
+            Seat.objects.create(
+                match=new,
+                number=(seat.number + 1) % n,
+                user=person,
+                joined_at=now if joined else None,
+            )
+        event_add(old, "rematch_proposed", at_turn=False, match=str(new.pk), by=user.username)
+        waiting_expiry_set(new)
+        match_services.match_start_if_full(new)
+    return new
+
+
+# -- sweeps -------------------------------------------------------------------------------
+
+
+def sweep_key(name: str) -> str:
+    """The cache key a running sweep holds: per database (services sharing one Redis
+    with another database, tests running side by side, sweep their own)."""
+    return f"games:clocks:sweep:{connection.settings_dict['NAME']}:{name}"
+
+
+@contextmanager
+def _exclusive(name: str, seconds: float) -> Iterator[bool]:
+    """One sweep of a kind at a time across workers (a cache key added, not replaced;
+    it expires by itself if the sweep dies). Yields False when another one runs."""
+    key = sweep_key(name)
+    try:
+        got = cache.add(key, 1, timeout=max(1, int(seconds)))
+    except Exception:  # the cache is down: run anyway (every step is exactly-once)
+        got = True
+    try:
+        yield bool(got)
+    finally:
+        if got:
+            try:
+                cache.delete(key)
+            except Exception:
+                logger.warning("could not release the %s sweep's key", name)
+
+
+def deadlines_sweep(*, limit: int | None = None) -> int:
+    """Apply every passed deadline (oldest first, at most ``limit``,
+    ``settings.CLOCK_SWEEP_LIMIT``) and expire waiting matches past their time. One
+    indexed query each; each match then in its own locked transaction. Returns how many
+    were acted on."""
+    limit = limit or settings.CLOCK_SWEEP_LIMIT
+    done = 0
+    with _exclusive("deadlines", 60) as mine:
+        if not mine:
+            return 0
+        for pk in clock_selectors.deadlines_due().values_list("pk", flat=True)[:limit]:
+            done += timeout_enforce(match_id=pk) is not None
+        for pk in clock_selectors.waiting_expired().values_list("pk", flat=True)[:limit]:
+            done += waiting_expire(match_id=pk)
+    return done
+
+
+def bot_turns_sweep(*, older_than: float | None = None, limit: int | None = None) -> int:
+    """Queue again the bot replies that never came: the matches waiting on a bot for more
+    than ``older_than`` seconds (``BOT_SWEEP_AFTER_SECONDS``), oldest first, at most
+    ``limit`` (``BOT_SWEEP_LIMIT``), found by one indexed query. Each one's
+    ``bot_to_move_since`` is set to now as it is queued, so the next sweep goes on with
+    the next oldest instead of the same ones; rows locked by a move are skipped. Sweeps
+    never overlap. Returns how many were queued."""
+    from games.matches import services as match_services
+
+    if older_than is None:
+        older_than = settings.BOT_SWEEP_AFTER_SECONDS
+    limit = limit or settings.BOT_SWEEP_LIMIT
+    with _exclusive("bot-turns", 60) as mine:
+        if not mine:
+            return 0
+        with transaction.atomic():
+            rows = list(
+                clock_selectors.bot_turns_waiting(older_than_seconds=older_than)
+                .select_for_update(skip_locked=True, of=("self",))
+                .values_list("pk", "to_move_deal", "to_move_ply", "to_move_seat")[:limit]
+            )
+            if not rows:
+                return 0
+            Match.objects.filter(pk__in=[r[0] for r in rows]).update(bot_to_move_since=Now())
+            levels = _bot_levels(rows)
+        queued = 0
+        for pk, deal_id, ply, _seat in rows:
+            if deal_id is None or ply is None:
+                continue
+            queued += match_services.bot_reply_enqueue(
+                deal_id=deal_id, ply=ply, level=levels.get(pk, "greedy")
+            )
+    return queued
+
+
+def _bot_levels(rows: list[tuple[Any, ...]]) -> dict[Any, str]:
+    """The level of the bot to play in each swept match (one query)."""
+    wanted = {(pk, seat) for pk, _d, _p, seat in rows}
+    seats = Seat.objects.filter(match_id__in=[r[0] for r in rows]).select_related("user", "match")
+    levels: dict[Any, str] = {}
+    for s in seats:
+        if (s.match_id, s.number) in wanted:
+            user = s.user
+            levels[s.match_id] = (
+                user.bot_level if user is not None and user.is_bot else s.match.timeout_bot_level
+            )
+    return levels
+
+
+# Under `make run` (no broker, no beat) the sweeps run in the web process itself, on the
+# requests' way in (see games.clocks.middleware), at most once per interval.
+_last_in_process = 0.0
+_in_process_lock = threading.Lock()
+
+
+def sweep_in_process() -> int:
+    """Run the deadline and expiry sweep here, when tasks run in-process and the last run
+    was more than ``CLOCK_IN_PROCESS_SWEEP_SECONDS`` ago. Returns how many acted on."""
+    global _last_in_process
+    if not queueing.tasks_run_in_process():
+        return 0
+    now = time.monotonic()
+    with _in_process_lock:
+        if now - _last_in_process < settings.CLOCK_IN_PROCESS_SWEEP_SECONDS:
+            return 0
+        _last_in_process = now
+    return deadlines_sweep()

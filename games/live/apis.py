@@ -1,0 +1,290 @@
+"""The stream routes: ``GET /api/v1/matches/{id}/stream`` and ``GET /api/v1/stream``.
+
+Everything that can refuse a stream happens in the request, before the stream starts,
+with the usual error body: authentication (401), the match (404, 403), ``Last-Event-ID``
+or ``?after=`` (400 ``invalid_event_id``), the per-account cap (429
+``too_many_streams``), ``Accept`` (406). Then the response's body is an async iterator
+(games.live.streams) that the ASGI server drives: the request's thread and its database
+connection are given back at once.
+
+Served by a WSGI server (``manage.py runserver``, the test client), a stream cannot wait:
+it answers the events owed now and ends; a client reconnects with ``Last-Event-ID``, as
+EventSource does by itself. Under ASGI it stays open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connection
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from briscola_service.authentication import TokenAuthentication
+from briscola_service.exceptions import ErrorSerializer
+from games.errors import InvalidEventIdError, TooManyStreamsError
+from games.http import READ_ERRORS, query_params
+from games.live import streams
+from games.live.events import WIRES, Wire, call_db, encode, position
+
+_EVENT_ID = re.compile(r"[0-9]{1,15}")
+
+
+class _StreamRenderer(BaseRenderer):
+    charset = None
+
+    def render(self, data: Any, media_type: Any = None, renderer_context: Any = None) -> Any:
+        return encode(data).encode()
+
+
+class EventStreamRenderer(_StreamRenderer):
+    media_type = "text/event-stream"
+    format = "sse"
+
+
+class NdjsonRenderer(_StreamRenderer):
+    media_type = "application/x-ndjson"
+    format = "ndjson"
+
+
+def _after(request: Request) -> int | None:
+    """``Last-Event-ID`` (what EventSource sends when it reconnects), else ``?after=``."""
+    raw = request.headers.get("Last-Event-ID")
+    if raw is None:
+        raw = query_params(request).get("after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if not _EVENT_ID.fullmatch(raw):
+        raise InvalidEventIdError(details={"last_event_id": raw[:40]})
+    return int(raw)
+
+
+def _streaming(
+    request: Request, wire: Wire, body: Any, first: list[bytes]
+) -> StreamingHttpResponse:
+    if isinstance(request._request, ASGIRequest):
+        content: Any = body
+        # The stream will wait without this thread: its connection is not kept open for it.
+        if not connection.in_atomic_block:
+            connection.close()
+    else:
+        content = _served_now(first)
+    response = StreamingHttpResponse(content, content_type=wire.media_type)
+    response["Cache-Control"] = "no-cache, no-store"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+    return response
+
+
+def _served_now(chunks: list[bytes]) -> Iterator[bytes]:
+    yield from chunks
+
+
+class _StreamApi(APIView):
+    """Authentication happens in :meth:`_start`, through the few threads that read the
+    database for the streams (events.call_db), not in the request's own thread: served by
+    ASGI, each request has a thread and would open a connection of its own. The
+    per-account cap stands in for the request-rate throttles (a stream is one request)."""
+
+    renderer_classes = [EventStreamRenderer, NdjsonRenderer]
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+    throttle_classes: list[Any] = []
+    authenticators = [TokenAuthentication, SessionAuthentication]
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(response, Response):  # an error: JSON, as every error of the API
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    def _start(self, request: Request) -> tuple[Wire, int | None, streams.Viewer, streams.Slot]:
+        wire = WIRES[request.accepted_renderer.media_type]
+        user, auth = self._authenticate(request)
+        after = _after(request)
+        token = auth.key if isinstance(auth, Token) else None
+        viewer = streams.Viewer(user=user, token_key=token)
+        return wire, after, viewer, self._slot(user)
+
+    def _authenticate(self, request: Request) -> tuple[Any, Any]:
+        """The user and credentials, as DRF's authenticators find them (401 without)."""
+        for authenticator in (cls() for cls in self.authenticators):
+            found = authenticator.authenticate(request)
+            if found is not None:
+                request.user, request.auth = found
+                return found
+        raise NotAuthenticated()
+
+    def _slot(self, user: Any) -> streams.Slot:
+        slot = streams.slots.take(user.pk)
+        if slot is None:
+            raise TooManyStreamsError(details={"limit": _limit()})
+        return slot
+
+    def perform_authentication(self, request: Request) -> None:
+        """Not here, in the request's thread: in :meth:`_start` (DRF would otherwise set
+        the request's user to anonymous, hiding the session's)."""
+
+    def get_authenticate_header(self, request: Request) -> str:
+        return "Token"  # as TokenAuthentication says it: a 401, not a 403
+
+
+def _limit() -> int:
+    from django.conf import settings
+
+    return int(settings.LIVE_MAX_STREAMS_PER_ACCOUNT)
+
+
+# One SSE event (its fields), and one NDJSON line (the event's JSON object).
+_SSE_EVENT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "The event's id."},
+        "event": {"type": "string", "description": "The event's type."},
+        "data": {"type": "string", "description": "The event: a JSON object."},
+    },
+}
+_EVENT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer", "description": "Strictly increasing along the stream."},
+        "type": {"type": "string"},
+    },
+    "required": ["id", "type"],
+    "additionalProperties": True,
+}
+_STREAM_RESPONSE = {
+    (200, "text/event-stream"): OpenApiResponse(_SSE_EVENT),
+    (200, "application/x-ndjson"): OpenApiResponse(_EVENT),
+}
+# Errors are JSON, whatever the stream's format.
+_STREAM_ERRORS = {(code, "application/json"): ErrorSerializer for code in (*READ_ERRORS, 406, 429)}
+_RESUME = [
+    OpenApiParameter(
+        "Last-Event-ID",
+        str,
+        OpenApiParameter.HEADER,
+        description="Resume after this event id (what EventSource sends by itself).",
+    ),
+    OpenApiParameter(
+        "after",
+        {"type": "integer", "minimum": 0},
+        description="Resume after this event id (the same as `Last-Event-ID`, which wins).",
+    ),
+]
+
+
+class MatchStreamApi(_StreamApi):
+    @extend_schema(
+        operation_id="matches_stream",
+        tags=["live"],
+        summary="The match as it changes: Server-Sent Events or NDJSON",
+        description=(
+            "`Accept: text/event-stream` answers Server-Sent Events; `Accept: "
+            "application/x-ndjson` one JSON object per line. Both carry the same events. "
+            "The first is a `match` event: your whole match detail, the body `GET "
+            "/api/v1/matches/{id}` answers. Then one event per change, of type "
+            "`seat_joined`, `match_started`, `card_played`, `deal_finished`, "
+            "`deal_started`, `match_finished`, `match_aborted` or `rating_changed` "
+            "(`changes` lists each change the event carries). Every event has `id` (the "
+            "match's position: strictly increasing, the same for every viewer), `etag` "
+            "(the ETag of `detail`), `detail` (your match detail after the change) and, "
+            "for a card played, `move` {deal, ply, seat, card}. A heartbeat (an SSE "
+            "comment, an empty NDJSON line) comes every 15 s of silence. The stream ends "
+            "once the match is over and rated (or aborted), or with a `stream_closed` "
+            "event {reason}: `match_private`, `token_revoked`.\n\n"
+            "Resume with `Last-Event-ID` (or `?after=`): every event after that id, in "
+            "order; from before the current deal, one `match` event with the whole detail."
+            " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "
+            "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 429 "
+            "`too_many_streams` (16 open streams per account)."
+        ),
+        parameters=_RESUME,
+        responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},
+        examples=[
+            OpenApiExample(
+                "SSE",
+                media_type="text/event-stream",
+                response_only=True,
+                value=(
+                    'id: 7\nevent: card_played\ndata: {"id":7,"type":"card_played",'
+                    '"changes":["card_played"],"match":"…","etag":"W/\\"…\\"",'
+                    '"move":{"deal":12,"ply":4,"seat":1,"card":"7S"},"detail":{…}}\n\n'
+                ),
+            )
+        ],
+    )
+    def get(self, request: Request, match_id: str) -> StreamingHttpResponse:
+        return call_db(self._get, request, match_id)
+
+    def _get(self, request: Request, match_id: str) -> StreamingHttpResponse:
+        wire, after, viewer, slot = self._start(request)
+        try:
+            snapshot, first = streams.match_stream_start(match_id, after, viewer.user)
+            body = streams.match_stream(
+                wire=wire,
+                viewer=viewer,
+                match_id=snapshot.match_id,
+                first=first,
+                seen=snapshot,
+                last=position(snapshot.version),
+                slot=slot,
+            )
+            response = _streaming(
+                request, wire, body, [wire.opening(), *(wire.event(e) for e in first)]
+            )
+        except BaseException:
+            slot.release()
+            raise
+        response._resource_closers.append(slot.release)
+        if not isinstance(request._request, ASGIRequest):
+            slot.release()
+        return response
+
+
+class AccountStreamApi(_StreamApi):
+    @extend_schema(
+        operation_id="account_stream",
+        tags=["live"],
+        summary="Your account's news as it happens: Server-Sent Events or NDJSON",
+        description=(
+            "The first event is `account`: `matches`, each match of yours being played or "
+            "waiting for players (`your_turn`, `invited`, `status`, `deal`, `ply`, ...). "
+            "Then one event per change, the match's item with `type` `invitation_received`"
+            ", `match_started`, `your_turn`, `match_finished` or `rating_changed`. Ids "
+            "grow strictly; a reconnection (with or without `Last-Event-ID`) starts with a "
+            "fresh `account` event, so nothing is missed. Heartbeats, formats, limits and "
+            "errors as for the match stream."
+        ),
+        parameters=_RESUME,
+        responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        return call_db(self._get, request)
+
+    def _get(self, request: Request) -> StreamingHttpResponse:
+        wire, _after_id, viewer, slot = self._start(request)
+        try:
+            watched, items = streams.account_start(viewer.user)
+            body = streams.account_stream(
+                wire=wire, viewer=viewer, watched=watched, items=items, slot=slot
+            )
+            first = {"id": 0, "type": "account", "matches": list(items.values())}
+            response = _streaming(request, wire, body, [wire.opening(), wire.event(first)])
+        except BaseException:
+            slot.release()
+            raise
+        response._resource_closers.append(slot.release)
+        if not isinstance(request._request, ASGIRequest):
+            slot.release()
+        return response

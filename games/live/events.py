@@ -1,0 +1,409 @@
+"""What a stream sends: its viewer's events, built from the match's snapshot.
+
+Every event of a match stream carries the viewer's whole match detail at the version it
+leads to, made by ``MatchSnapshot.detail_for`` (the same function as
+``GET /api/v1/matches/{id}``), so a stream can never show a seat more than the REST
+answer would. Besides it: the event's ``id`` (the match's position, the same for every
+viewer), ``type`` and ``changes`` (what changed), ``etag`` (the ``ETag`` that GET would
+answer for this detail) and, for a card played, ``move`` (the card, now public).
+
+Positions. A match's version (``MatchSnapshot.version``: status, seats taken, deals
+dealt, cards played in the last deal, rating changes) grows with every write, and
+:func:`position` turns it into one integer that grows too: every committed change gets a
+greater id. Every deal but the last has all 40 cards played, so the position counts
+every card of the match.
+
+Resume. Within the current deal every earlier version is the latest snapshot with fewer
+cards (the log only grows, and nothing else in a detail changes while a deal is played),
+so a stream can rebuild each event after any id of the current deal, exactly, from one
+snapshot (:func:`events_after`). From further back (a client away since an earlier deal,
+or several writes across a deal's end read at once), one event of type ``match``
+carries the whole detail instead: never a gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import close_old_connections, connection, connections
+from rest_framework.utils.encoders import JSONEncoder
+
+from accounts.models import User
+from games.errors import MatchNotFoundError
+from games.live.bus import get_bus, match_key
+from games.matches import selectors, snapshots
+from games.matches.selectors import MatchSnapshot
+from games.models import MatchStatus
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+
+# The cards of a deal: every deal but the last has all of them played.
+DEAL_CARDS = 40
+
+# The order in which an event's ``type`` is picked from its ``changes``: the weightiest.
+_TYPE_ORDER = [
+    "match_aborted",
+    "rating_changed",
+    "match_finished",
+    "deal_finished",
+    "match_started",
+    "deal_started",
+    "seat_joined",
+    "card_played",
+]
+
+
+def position(version: tuple[Any, ...]) -> int:
+    """The match's position at ``version``: grows with every committed change."""
+    status, joined, deals, moves, ratings = version
+    cards = (DEAL_CARDS + 1) * (deals - 1) + 1 + moves if deals else 0
+    ended = status in (MatchStatus.FINISHED, MatchStatus.ABORTED)
+    return int(joined) + cards + int(ended) + int(ratings > 0)
+
+
+def changes_between(old: tuple[Any, ...], new: tuple[Any, ...]) -> list[str]:
+    """What changed from version ``old`` to ``new``, in the order it happened."""
+    s0, j0, d0, m0, r0 = old
+    s1, j1, d1, m1, r1 = new
+    out = []
+    if j1 > j0:
+        out.append("seat_joined")
+    if s0 == MatchStatus.WAITING and s1 != MatchStatus.WAITING and d1:
+        out.append("match_started")
+    if d1 > d0 and d0:  # the card that ended a deal, and the next deal
+        out += ["card_played", "deal_finished"]
+    if d1 > d0:
+        out.append("deal_started")
+    elif m1 > m0:
+        out.append("card_played")
+    if s1 == MatchStatus.FINISHED and s0 != MatchStatus.FINISHED:
+        if d1 == d0 and m1 == DEAL_CARDS and m0 < DEAL_CARDS:
+            out.append("deal_finished")
+        out.append("match_finished")
+    if s1 == MatchStatus.ABORTED and s0 != MatchStatus.ABORTED:
+        out.append("match_aborted")
+    if r1 > r0:
+        out.append("rating_changed")
+    return out
+
+
+def _main_type(changes: list[str]) -> str:
+    for kind in _TYPE_ORDER:
+        if kind in changes:
+            return kind
+    return "match"
+
+
+def is_settled(snapshot: MatchSnapshot) -> bool:
+    """Nothing more will happen to the match (a stream of it may end)."""
+    if snapshot.status == MatchStatus.ABORTED:
+        return True
+    if snapshot.status != MatchStatus.FINISHED:
+        return False
+    return not snapshot.summary.get("rated") or bool(snapshot.rating_changes)
+
+
+# -- one event ------------------------------------------------------------------------------
+
+
+def match_event(
+    snapshot: MatchSnapshot,
+    user: User,
+    *,
+    before: MatchSnapshot | None = None,
+    before_version: tuple[Any, ...] | None = None,
+) -> JSON:
+    """``user``'s event for the match reaching ``snapshot`` from ``before`` (or from
+    ``before_version``); with neither, a ``match`` event: the whole detail, from scratch.
+    Raises MatchPrivateError when ``user`` may no longer see the match."""
+    detail = snapshot.detail_for(user)
+    old = before.version if before is not None else before_version
+    changes = ["match"] if old is None else changes_between(old, snapshot.version)
+    event: JSON = {
+        "id": position(snapshot.version),
+        "type": "match" if old is None else _main_type(changes),
+        "changes": changes,
+        "match": snapshot.match_id,
+        "etag": selectors.match_detail_etag(
+            pk=snapshot.match_id, version=snapshot.version, user=user
+        ),
+    }
+    if before is not None and "card_played" in changes:
+        move = _move(before, snapshot)
+        if move is not None:
+            event["move"] = move
+    event["detail"] = detail
+    return event
+
+
+def _move(before: MatchSnapshot, after: MatchSnapshot) -> JSON | None:
+    """The card played from ``before`` to ``after`` (one card): public once played."""
+    old, new = before.current, after.current
+    if old is None or new is None:
+        return None
+    state = old.state()
+    if state.turn is None:
+        return None
+    seat, ply = state.turn, state.ply
+    if new.summary["id"] == old.summary["id"]:
+        if len(new.moves) != len(old.moves) + 1:
+            return None
+        card = new.moves[-1]
+    elif state.ply == DEAL_CARDS - 1 and len(state.hands[seat]) == 1:
+        card = state.hands[seat][0].code  # the deal's last card: the only one left
+    else:
+        return None
+    return {"deal": old.summary["id"], "ply": ply, "seat": seat, "card": card}
+
+
+def _at_moves(snapshot: MatchSnapshot, moves: int) -> MatchSnapshot:
+    """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards."""
+    current = snapshot.current
+    assert current is not None
+    return replace(snapshot, current=replace(current, moves=current.moves[:moves]))
+
+
+def events_after(
+    after: int | None, snapshot: MatchSnapshot, user: User, seen: MatchSnapshot | None = None
+) -> list[JSON]:
+    """``user``'s events after id ``after`` up to ``snapshot`` (``seen``: the snapshot the
+    stream sent last, when it has it). See the module's docstring."""
+    if after is None:
+        return [match_event(snapshot, user)]
+    now = position(snapshot.version)
+    if now <= after:
+        return []
+    if snapshot.rating_changes and now - 1 > after:
+        # The rating came after the match's end: first the end, then the rating.
+        unrated = replace(snapshot, rating_changes=[])
+        events = events_after(after, unrated, user, seen)
+        return [*events, match_event(snapshot, user, before=unrated)]
+    current = snapshot.current
+    if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
+        base = now - len(current.moves)  # the position of this deal's start
+        first = after - base
+        if 0 <= first < len(current.moves):
+            steps = [_at_moves(snapshot, k) for k in range(first, len(current.moves) + 1)]
+            return [match_event(b, user, before=a) for a, b in zip(steps, steps[1:], strict=False)]
+        if first == -2 and len(snapshot.deals) > 1:  # from the last card of the deal before
+            start = _at_moves(snapshot, 0)
+            previous = (
+                snapshot.status,
+                seen.version[1] if seen else len(snapshot.seats),
+                len(snapshot.deals) - 1,
+                DEAL_CARDS - 1,
+                0,
+            )
+            if seen is not None and seen.version == previous:
+                events = [match_event(start, user, before=seen)]
+            else:
+                events = [match_event(start, user, before_version=previous)]
+            return events + events_after(base, snapshot, user)
+    if seen is not None and position(seen.version) == after:
+        steps = _steps_from(seen, snapshot)
+        return [match_event(b, user, before=a) for a, b in zip(steps, steps[1:], strict=False)]
+    return [match_event(snapshot, user)]
+
+
+def _steps_from(seen: MatchSnapshot, snapshot: MatchSnapshot) -> list[MatchSnapshot]:
+    """``seen``, the versions between, and ``snapshot``: every card played in ``seen``'s
+    deal since, while it was being played (``seen`` with the cards ``snapshot`` shows), as
+    when the match ended with two cards read at once. Just the two, otherwise."""
+    old, new = seen.current, snapshot.current
+    if (
+        seen.status != MatchStatus.ACTIVE
+        or old is None
+        or new is None
+        or old.abandoned
+        or new.summary["id"] != old.summary["id"]
+        or new.moves[: len(old.moves)] != old.moves
+    ):
+        return [seen, snapshot]
+    between = [
+        replace(seen, current=replace(old, moves=new.moves[:k]))
+        for k in range(len(old.moves) + 1, len(new.moves))
+    ]
+    return [seen, *between, snapshot]
+
+
+# -- reading matches off the event loop -----------------------------------------------------
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _db_job(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    """A unit of database work in a stream thread, as a request would do it."""
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if settings.LIVE_DB_KEEP_CONNECTIONS:
+            close_old_connections()
+        else:
+            connections.close_all()
+
+
+def _db_executor() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(
+                max_workers=settings.LIVE_DB_THREADS, thread_name_prefix="live-db"
+            )
+        return _executor
+
+
+async def run_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn`` in one of the few threads that read the database for every stream of
+    this process (``LIVE_DB_THREADS``): a stream holds no thread and no connection while
+    it waits."""
+    loop = asyncio.get_running_loop()
+    job = functools.partial(_db_job, fn, args, kwargs)
+    return await loop.run_in_executor(_db_executor(), job)
+
+
+def call_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn`` run in those same threads, waited for: what a request does before its stream
+    starts. Served by ASGI, every request runs in a thread of its own, and with it a
+    connection of its own: thousands of clients opening streams at once would open as
+    many connections (PostgreSQL refuses past ``max_connections``). Through these threads
+    at most ``LIVE_DB_THREADS`` are used. Inside a transaction (the tests' own) ``fn``
+    runs here, in it."""
+    if connection.in_atomic_block:
+        return fn(*args, **kwargs)
+    return _db_executor().submit(_db_job, fn, args, kwargs).result()
+
+
+def read_snapshot(match_id: Any) -> MatchSnapshot | None:
+    """The match's snapshot as it is now (None: there is no such match): its version,
+    then the snapshot a write kept of it, else one read from the rows."""
+    found = selectors.match_version(match_id=match_id)
+    if found is None:
+        return None
+    pk, version = found
+    kept = snapshots.snapshot_get(pk, version)
+    if kept is not None:
+        return kept
+    try:
+        match = selectors.match_get(match_id=pk)
+    except MatchNotFoundError:
+        return None
+    return selectors.match_snapshot(match=match)
+
+
+class MatchReader:
+    """The latest snapshot of each watched match in this process, read once per change
+    however many streams watch it: a read is fresh for every change the bus delivered
+    before it began (``Bus.generation``)."""
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self._memo: OrderedDict[str, tuple[int, float, MatchSnapshot | None]] = OrderedDict()
+        self._locks: dict[tuple[int, str], asyncio.Lock] = {}
+
+    async def latest(self, match_id: str, *, max_age: float | None = None) -> MatchSnapshot | None:
+        bus = get_bus()
+        key = match_key(match_id)
+        found = self._fresh(match_id, bus.generation(key), max_age)
+        if found is not None:
+            return found[0]
+        lock_key = (id(asyncio.get_running_loop()), match_id)
+        lock = self._locks.setdefault(lock_key, asyncio.Lock())
+        try:
+            async with lock:
+                found = self._fresh(match_id, bus.generation(key), max_age)
+                if found is not None:
+                    return found[0]
+                stamp = bus.generation(key)
+                snapshot = await run_db(read_snapshot, match_id)
+                self._memo[match_id] = (stamp, time.monotonic(), snapshot)
+                self._memo.move_to_end(match_id)
+                while len(self._memo) > self.SIZE:
+                    self._memo.popitem(last=False)
+                return snapshot
+        finally:
+            if not lock.locked() and not lock._waiters:  # type: ignore[attr-defined]
+                self._locks.pop(lock_key, None)
+
+    def clear(self) -> None:
+        self._memo.clear()
+
+    def _fresh(
+        self, match_id: str, generation: int, max_age: float | None
+    ) -> tuple[MatchSnapshot | None] | None:
+        memo = self._memo.get(match_id)
+        if memo is None or memo[0] < generation:
+            return None
+        if max_age is not None and time.monotonic() - memo[1] > max_age:
+            return None
+        return (memo[2],)
+
+
+reader = MatchReader()
+
+
+# -- the wire formats ---------------------------------------------------------------------
+
+
+def encode(data: Any) -> str:
+    """JSON as the REST answers write it (DRF's encoder: the same dates, ids, decimals)."""
+    return json.dumps(data, cls=JSONEncoder, ensure_ascii=False, separators=(",", ":"))
+
+
+class Wire:
+    """How events are written on a stream: SSE or NDJSON."""
+
+    media_type = ""
+
+    def event(self, event: JSON) -> bytes:
+        raise NotImplementedError
+
+    def heartbeat(self) -> bytes:
+        raise NotImplementedError
+
+    def opening(self) -> bytes:
+        return b""
+
+
+class SSE(Wire):
+    """Server-Sent Events: ``id``, ``event`` (the type) and ``data`` (the JSON object)."""
+
+    media_type = "text/event-stream"
+
+    def event(self, event: JSON) -> bytes:
+        return f"id: {event['id']}\nevent: {event['type']}\ndata: {encode(event)}\n\n".encode()
+
+    def heartbeat(self) -> bytes:
+        return b": keep-alive\n\n"
+
+    def opening(self) -> bytes:
+        # EventSource waits this long (ms) before it reconnects, with Last-Event-ID.
+        return f"retry: {settings.LIVE_RETRY_MS}\n\n".encode()
+
+
+class NDJSON(Wire):
+    """One JSON object per line (what Lichess clients read); an empty line keeps alive."""
+
+    media_type = "application/x-ndjson"
+
+    def event(self, event: JSON) -> bytes:
+        return (encode(event) + "\n").encode()
+
+    def heartbeat(self) -> bytes:
+        return b"\n"
+
+
+WIRES: dict[str, Wire] = {SSE.media_type: SSE(), NDJSON.media_type: NDJSON()}

@@ -1,0 +1,325 @@
+"""The streams themselves: async generators that wait on the bus and write events.
+
+A stream holds no thread and no database connection while it waits: it waits on its
+doorbell (games.live.bus) with a heartbeat timeout, and reads through the few threads
+of ``events.run_db``. Every wake-up re-reads the match (once per change per process:
+``events.reader``), so a lost or late message costs latency, never an event; a
+heartbeat also re-reads (at most once per heartbeat per match and process), so even a
+message that never came is made good within ``LIVE_HEARTBEAT_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from rest_framework.authtoken.models import Token
+
+from accounts.models import User
+from briscola_service import metrics
+from games.errors import MatchPrivateError
+from games.live.bus import Doorbell, get_bus, match_key, user_key
+from games.live.events import (
+    JSON,
+    Wire,
+    events_after,
+    is_settled,
+    position,
+    read_snapshot,
+    reader,
+    run_db,
+)
+from games.matches.selectors import MatchSnapshot
+from games.models import MatchStatus, Seat
+
+# -- the per-account cap ---------------------------------------------------------------------
+
+
+class Slots:
+    """Open streams per account in this process; ``LIVE_MAX_STREAMS_PER_ACCOUNT`` each."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[int, int] = {}
+
+    def take(self, user_id: int) -> Slot | None:
+        with self._lock:
+            if self._open.get(user_id, 0) >= settings.LIVE_MAX_STREAMS_PER_ACCOUNT:
+                return None
+            self._open[user_id] = self._open.get(user_id, 0) + 1
+        metrics.OPEN_STREAMS.inc()
+        return Slot(self, user_id)
+
+    def _give_back(self, user_id: int) -> None:
+        metrics.OPEN_STREAMS.dec()
+        with self._lock:
+            left = self._open.get(user_id, 0) - 1
+            if left > 0:
+                self._open[user_id] = left
+            else:
+                self._open.pop(user_id, None)
+
+    def open_for(self, user_id: int) -> int:
+        with self._lock:
+            return self._open.get(user_id, 0)
+
+
+@dataclass
+class Slot:
+    slots: Slots
+    user_id: int
+    released: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def release(self) -> None:
+        """Give the slot back (once, whoever calls: the stream's end or the response's)."""
+        with self._lock:
+            if self.released:
+                return
+            self.released = True
+        self.slots._give_back(self.user_id)
+
+
+slots = Slots()
+
+
+def token_alive(key: str) -> bool:
+    return Token.objects.filter(key=key).exists()
+
+
+def closing_event(last: int | None, reason: str) -> JSON:
+    """The last event of a stream the server ends: why (``match_private``,
+    ``token_revoked``, ``match_not_found``)."""
+    return {"id": last or 0, "type": "stream_closed", "reason": reason}
+
+
+@dataclass
+class Viewer:
+    user: User
+    token_key: str | None  # the token the stream was opened with (None: a session)
+
+
+async def _credentials_revoked(viewer: Viewer, messages: list[dict[str, Any]]) -> bool:
+    if viewer.token_key is None:
+        return False
+    if not any(m.get("reason") == "token_revoked" for m in messages):
+        return False
+    return not await run_db(token_alive, viewer.token_key)
+
+
+# -- a match's stream ------------------------------------------------------------------------
+
+
+async def match_stream(
+    *,
+    wire: Wire,
+    viewer: Viewer,
+    match_id: str,
+    first: list[JSON],
+    seen: MatchSnapshot,
+    last: int,
+    slot: Slot,
+) -> AsyncIterator[bytes]:
+    """``first`` (what the request computed before the stream started), then one event per
+    change of the match until it is settled or the client leaves."""
+    bus = get_bus()
+    bell = Doorbell([match_key(match_id), user_key(viewer.user.pk)])
+    bus.subscribe(bell)
+    try:
+        yield wire.opening()
+        for event in first:
+            yield wire.event(event)
+        if is_settled(seen):
+            return
+        max_age: float | None = None  # re-read at once: a change may have come before subscribing
+        while True:
+            snapshot = await reader.latest(match_id, max_age=max_age)
+            if snapshot is None:
+                yield wire.event(closing_event(last, "match_not_found"))
+                return
+            try:
+                events = events_after(last, snapshot, viewer.user, seen)
+            except MatchPrivateError:
+                yield wire.event(closing_event(last, "match_private"))
+                return
+            for event in events:
+                yield wire.event(event)
+            if events:
+                last, seen = events[-1]["id"], snapshot
+            if is_settled(snapshot):
+                return
+            messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            if not messages:
+                yield wire.heartbeat()
+                max_age = settings.LIVE_HEARTBEAT_SECONDS
+                continue
+            if await _credentials_revoked(viewer, messages):
+                yield wire.event(closing_event(last, "token_revoked"))
+                return
+            max_age = None
+    finally:
+        bus.unsubscribe(bell)
+        slot.release()
+
+
+def match_stream_start(
+    match_id: Any, after: int | None, user: User
+) -> tuple[MatchSnapshot, list[JSON]]:
+    """Before a match stream starts (in the request): the match as it is (404 when there is
+    none), the events owed after ``after`` (403 when ``user`` may not see the match; 400
+    when ``after`` is past the match's latest id)."""
+    from games.errors import InvalidEventIdError, MatchNotFoundError
+
+    snapshot = read_snapshot(match_id)
+    if snapshot is None:
+        raise MatchNotFoundError()
+    snapshot.detail_for(user)  # MatchPrivateError before anything else
+    if after is not None and after > position(snapshot.version):
+        raise InvalidEventIdError(details={"latest": position(snapshot.version)})
+    return snapshot, events_after(after, snapshot, user)
+
+
+# -- an account's stream ---------------------------------------------------------------------
+
+
+def _watched_matches(user: User) -> list[str]:
+    """The matches an account stream watches at first: those where ``user`` has a seat
+    (taken or reserved) that are waiting or being played."""
+    ids = Seat.objects.filter(
+        user=user, match__status__in=[MatchStatus.WAITING, MatchStatus.ACTIVE]
+    ).values_list("match_id", flat=True)
+    return [str(i) for i in ids]
+
+
+def account_item(snapshot: MatchSnapshot, user: User) -> JSON:
+    """One of ``user``'s matches as the account stream tells it: whose turn, what state.
+    Nothing that ``user``'s match detail would not show."""
+    seat = snapshot.joined_seat_of(user.pk)
+    invited = seat is None and any(uid == user.pk for _, uid, _ in snapshot.seats)
+    current = snapshot.current
+    turn = None
+    if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
+        turn = current.state().turn
+    return {
+        "match": snapshot.match_id,
+        "status": snapshot.status,
+        "players": snapshot.summary["players"],
+        "rated": snapshot.summary["rated"],
+        "your_seat": seat,
+        "invited": invited,
+        "your_turn": seat is not None and turn == seat,
+        "deal": current.summary["id"] if current else None,
+        "ply": len(current.moves) if current else None,
+        "winner": snapshot.summary["winner"],
+        "rating_changes": [c for c in snapshot.rating_changes if c.get("seat") == seat],
+    }
+
+
+def account_changes(old: JSON | None, new: JSON) -> list[str]:
+    """What an account is told when one of its matches went from ``old`` to ``new``."""
+    out = []
+    if old is None and new["invited"]:
+        out.append("invitation_received")
+    was_waiting = old is None or old["status"] == MatchStatus.WAITING
+    if was_waiting and new["status"] == MatchStatus.ACTIVE:
+        out.append("match_started")
+    if new["your_turn"] and (
+        old is None
+        or not old["your_turn"]
+        or (old["deal"], old["ply"]) != (new["deal"], new["ply"])
+    ):
+        out.append("your_turn")
+    ended = (MatchStatus.FINISHED, MatchStatus.ABORTED)
+    if new["status"] in ended and (old is None or old["status"] not in ended):
+        out.append("match_finished")
+    if new["rating_changes"] and (old is None or not old["rating_changes"]):
+        out.append("rating_changed")
+    return out
+
+
+def _account_settled(item: JSON) -> bool:
+    if item["status"] == MatchStatus.ABORTED:
+        return True
+    return item["status"] == MatchStatus.FINISHED and (
+        not item["rated"] or item["your_seat"] is None or bool(item["rating_changes"])
+    )
+
+
+class _Ids:
+    """An account stream's ids: milliseconds since the epoch, strictly increasing."""
+
+    def __init__(self) -> None:
+        self.last = 0
+
+    def next(self) -> int:
+        self.last = max(self.last + 1, int(time.time() * 1000))
+        return self.last
+
+
+def account_start(user: User) -> tuple[list[str], dict[str, JSON]]:
+    ids = _watched_matches(user)
+    items = {}
+    for match_id in ids:
+        snapshot = read_snapshot(match_id)
+        if snapshot is not None and _may_see(snapshot, user):
+            items[match_id] = account_item(snapshot, user)
+    return ids, items
+
+
+def _may_see(snapshot: MatchSnapshot, user: User) -> bool:
+    try:
+        snapshot.detail_for(user)
+    except MatchPrivateError:
+        return False
+    return True
+
+
+async def account_stream(
+    *, wire: Wire, viewer: Viewer, watched: list[str], items: dict[str, JSON], slot: Slot
+) -> AsyncIterator[bytes]:
+    """An ``account`` event (every match of the account being played or waiting), then one
+    event per change that concerns the account."""
+    bus = get_bus()
+    user = viewer.user
+    ids = _Ids()
+    bell = Doorbell([user_key(user.pk), *(match_key(m) for m in watched)])
+    bus.subscribe(bell)
+    try:
+        yield wire.opening()
+        yield wire.event({"id": ids.next(), "type": "account", "matches": list(items.values())})
+        watching = set(watched)
+        max_age: float | None = None
+        while True:
+            for match_id in sorted(watching):
+                snapshot = await reader.latest(match_id, max_age=max_age)
+                if snapshot is None or not _may_see(snapshot, user):
+                    watching.discard(match_id)
+                    items.pop(match_id, None)
+                    continue
+                item = account_item(snapshot, user)
+                for change in account_changes(items.get(match_id), item):
+                    yield wire.event({"id": ids.next(), "type": change, **item})
+                items[match_id] = item
+                if _account_settled(item):
+                    watching.discard(match_id)
+            messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            if not messages:
+                yield wire.heartbeat()
+                max_age = settings.LIVE_HEARTBEAT_SECONDS
+                continue
+            if await _credentials_revoked(viewer, messages):
+                yield wire.event(closing_event(ids.next(), "token_revoked"))
+                return
+            max_age = None
+            named = {str(m["match"]) for m in messages if m.get("match")}
+            new = named - watching
+            if new:
+                watching |= new
+                bus.add_keys(bell, [match_key(m) for m in new])
+    finally:
+        bus.unsubscribe(bell)
+        slot.release()

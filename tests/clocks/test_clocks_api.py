@@ -1,0 +1,315 @@
+"""Time limits, invitations, rematches and abandoned matches through the API (issue 14),
+and the cap on active matches (issue 19.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from accounts.models import RatingChange
+from games.clocks import services as clocks
+from games.models import Match, MatchEvent, Move, Seat
+from tests.clocks.conftest import Player
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/matches"
+LIVE = {"per_move_seconds": 60}
+
+
+def sweep(player: Player) -> int:
+    """Run the deadline sweep, with what it queues on commit (bot replies, ratings)."""
+    with player._capture(execute=True):
+        return clocks.deadlines_sweep()
+
+
+def to_move(player: Player, match_id: str) -> dict[str, Any]:
+    detail = player.detail(match_id)
+    assert detail["status"] == "active", detail["status"]
+    assert detail["to_move"] == detail["your_seat"], "the person is to move"
+    return detail
+
+
+def kinds(player: Player, match_id: str) -> list[str]:
+    return [e["type"] for e in player.events(match_id)["events"]]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"time_control": {"per_move_seconds": 4}},
+        {"time_control": {"per_move_seconds": 601}},
+        {"time_control": {"per_move_hours": 0}},
+        {"time_control": {"per_move_hours": 169}},
+        {"time_control": {"minutes": 3}},
+        {"time_control": {"per_move_seconds": "10"}},
+        {"time_control": {"per_move_seconds": True}},
+        {"time_control": {"per_move_seconds": 10, "per_move_hours": 1}},
+        {"time_control": [10]},
+        {"time_control": LIVE, "on_timeout": "never"},
+        {"time_control": LIVE, "on_timeout": 1},
+        {"time_control": LIVE, "timeout_bot": "grandmaster"},
+    ],
+)
+def test_a_time_control_out_of_range_is_refused(player: Callable[..., Player], extra: Any) -> None:
+    alice = player()
+    body = {"players": 2, "seats": [{"bot": "greedy"}], **extra}
+    alice.error("POST", URL, body, 400, "invalid_time_control")
+    assert not Match.objects.exists()
+
+
+def test_every_view_shows_the_deadline_and_seconds_left(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(time_control=LIVE)["id"]
+    detail = to_move(alice, match_id)
+    assert detail["time_control"] == LIVE and detail["on_timeout"] == "forfeit"
+    assert detail["deadline"] is not None
+    # The first card: max(60 s, 30 s), from the database's clock (the web server's may
+    # differ from it by a second).
+    assert 58 <= detail["seconds_left"] <= 61
+    travel(match_id, 20)
+    later = alice.detail(match_id)
+    assert later["seconds_left"] == detail["seconds_left"] - 20
+    listed = next(m for m in alice.get(URL)["results"] if m["id"] == match_id)
+    assert listed["deadline"] == later["deadline"]
+    assert listed["seconds_left"] == later["seconds_left"]
+    hours = alice.create(time_control={"per_move_hours": 2})["id"]
+    assert alice.detail(hours)["time_control"] == {"per_move_hours": 2}
+
+
+def test_an_untimed_match_shows_its_idle_limit(
+    player: Callable[..., Player], settings: Any
+) -> None:
+    alice = player()
+    match_id = alice.create()["id"]
+    detail = to_move(alice, match_id)
+    assert detail["time_control"] is None
+    hours = settings.MATCH_IDLE_HOURS
+    assert hours * 3600 - 5 <= detail["seconds_left"] <= hours * 3600
+
+
+def test_a_first_card_never_played_aborts_the_match(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10}, rated=True)["id"]
+    to_move(alice, match_id)
+    travel(match_id, 20)  # the abort window is at least 30 s (10 s of margin for a slow run)
+    assert sweep(alice) == 0
+    travel(match_id, 11)
+    assert sweep(alice) == 1
+    detail = alice.detail(match_id)
+    assert detail["status"] == "aborted" and detail["end_reason"] == "abort_window"
+    assert detail["winner"] is None and detail["deadline"] is None
+    assert not RatingChange.objects.filter(match_id=match_id).exists()
+    assert "seat_timed_out" in kinds(alice, match_id)
+
+
+def test_forfeit_on_timeout_ends_a_rated_match_and_rates_it_once(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10}, rated=True)["id"]
+    alice.play_first_legal(match_id)
+    to_move(alice, match_id)
+    travel(match_id, 11)
+    assert sweep(alice) == 1
+    assert sweep(alice) == 0  # exactly once
+    detail = alice.detail(match_id)
+    assert detail["status"] == "finished" and detail["end_reason"] == "timeout"
+    assert detail["winner"] == 1 - detail["your_seat"] % 2
+    assert RatingChange.objects.filter(match_id=match_id).count() == 2
+    events = alice.events(match_id)["events"]
+    timed_out = next(e for e in events if e["type"] == "seat_timed_out")
+    assert timed_out["seat"] == detail["your_seat"] and timed_out["action"] == "forfeit"
+    assert [e["type"] for e in events][-1] == "match_ended"
+
+
+def test_a_card_after_the_deadline_is_refused_and_the_timeout_applied(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
+    alice.play_first_legal(match_id)
+    deal = to_move(alice, match_id)["current_deal"]
+    travel(match_id, 10.5)
+    body = alice.error(
+        "POST",
+        f"{URL}/{match_id}/moves",
+        {"card": deal["legal"][0], "ply": deal["ply"]},
+        409,
+        "deadline_passed",
+    )
+    assert body["details"]["deadline"]
+    assert not Move.objects.filter(deal_id=deal["id"], ply=deal["ply"]).exists()
+    assert alice.detail(match_id)["end_reason"] == "timeout"  # applied at once
+
+
+def test_three_timeouts_hand_the_seat_to_the_bot_and_return_takes_it_back(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(
+        format="first_to_3", time_control={"per_move_seconds": 10}, on_timeout="bot"
+    )["id"]
+    alice.play_first_legal(match_id)
+    seat = to_move(alice, match_id)["your_seat"]
+    alice.error("POST", f"{URL}/{match_id}/return", None, 409, "seat_not_left")
+    for timeout in (1, 2):
+        ply = alice.detail(match_id)["current_deal"]["ply"]
+        travel(match_id, 11)
+        assert sweep(alice) == 1
+        detail = to_move(alice, match_id)  # the bot played for her; her turn again
+        assert detail["current_deal"]["ply"] > ply
+        assert detail["seats"][seat]["away"] and not detail["seats"][seat]["bot_holds"]
+        assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == timeout
+    travel(match_id, 11)
+    clocks.deadlines_sweep()  # the third: the bot's reply is queued but not run here
+    detail = alice.detail(match_id)
+    assert detail["seats"][seat]["bot_holds"] and detail["deadline"] is None
+    deal = detail["current_deal"]
+    alice.error(
+        "POST",
+        f"{URL}/{match_id}/moves",
+        {"card": deal["legal"][0], "ply": deal["ply"]},
+        409,
+        "seat_held_by_bot",
+    )
+    back = alice.post(f"{URL}/{match_id}/return")
+    assert not back["seats"][seat]["bot_holds"] and not back["seats"][seat]["away"]
+    assert back["deadline"] is not None and back["to_move"] == seat
+    alice.play_first_legal(match_id)
+    alice.error("POST", f"{URL}/{match_id}/return", None, 409, "seat_not_left")
+    events = kinds(alice, match_id)
+    assert events.count("seat_timed_out") == 3
+    assert events.count("seat_taken_by_bot") == 1 and events.count("seat_returned") == 1
+    # Each event sits just before the card played at its ply.
+    listed = alice.events(match_id)["events"]
+    for i, event in enumerate(listed):
+        if event["type"] == "seat_timed_out":
+            card = next(e for e in listed[i:] if e["type"] == "card_played")
+            assert card["ply"] == event["ply"] and card["seat"] == seat
+
+
+def test_playing_again_after_a_timeout_clears_away(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10}, on_timeout="bot")["id"]
+    alice.play_first_legal(match_id)
+    seat = to_move(alice, match_id)["your_seat"]
+    travel(match_id, 11)
+    assert sweep(alice) == 1
+    assert alice.detail(match_id)["seats"][seat]["away"]
+    alice.play_first_legal(match_id)
+    assert not alice.detail(match_id)["seats"][seat]["away"]
+    assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == 0
+
+
+def test_the_sweep_applies_deadlines_in_process_on_a_request(
+    player: Callable[..., Player], travel: Any, settings: Any
+) -> None:
+    """Without a broker (make run), a request runs the sweep on its way in."""
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
+    alice.play_first_legal(match_id)
+    to_move(alice, match_id)
+    travel(match_id, 11)
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    assert alice.detail(match_id)["end_reason"] == "timeout"
+
+
+def test_invitations_are_found_declined_and_expired(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    alice, bob, carol = player("alice"), player("bob"), player("carol")
+    invite = alice.create(seats=[{"user": "bob"}])["id"]
+    assert [m["id"] for m in bob.get("/api/v1/invitations")["results"]] == [invite]
+    assert carol.get("/api/v1/invitations")["results"] == []
+    assert invite in {m["id"] for m in bob.get(URL, {"open": "true"})["results"]}
+    assert alice.detail(invite)["expires_at"] is not None
+    carol.error("POST", f"{URL}/{invite}/decline", {}, 403, "not_invited")
+    alice.error("POST", f"{URL}/{invite}/decline", {}, 403, "not_invited")
+    bob.error("POST", f"{URL}/{invite}/decline", {"reason": "x" * 201}, 400, "invalid_input")
+    declined = bob.post(f"{URL}/{invite}/decline", {"reason": "busy tonight"})
+    assert declined["status"] == "aborted" and declined["end_reason"] == "declined"
+    event = next(e for e in alice.events(invite)["events"] if e["type"] == "invitation_declined")
+    assert event["user"] == "bob" and event["reason"] == "busy tonight"
+    bob.error("POST", f"{URL}/{invite}/decline", {}, 409, "match_not_joinable")
+    assert bob.get("/api/v1/invitations")["results"] == []
+
+    waiting = alice.create(seats=[{"user": "carol"}])["id"]
+    travel(waiting, 24 * 3600 - 60)
+    assert sweep(alice) == 0
+    travel(waiting, 61)
+    assert sweep(alice) == 1
+    detail = alice.detail(waiting)
+    assert detail["status"] == "aborted" and detail["end_reason"] == "expired"
+    assert "match_expired" in kinds(alice, waiting)
+    carol.error("POST", f"{URL}/{waiting}/join", {}, 409, "match_not_joinable")
+
+
+def test_leave_and_cancel_a_waiting_match(player: Callable[..., Player]) -> None:
+    alice, bob = player("alice"), player("bob")
+    match_id = alice.create(players=4, seats=["open", "open", "open"])["id"]
+    bob.join(match_id)
+    left = bob.post(f"{URL}/{match_id}/leave")
+    assert [s["user"] for s in left["seats"]].count(None) == 3
+    assert "seat_left" in kinds(alice, match_id)
+    bob.error("POST", f"{URL}/{match_id}/leave", None, 403, "not_a_player")
+    alice.error("POST", f"{URL}/{match_id}/leave", None, 409, "cannot_leave")
+    cancelled = alice.post(f"{URL}/{match_id}/abort")
+    assert cancelled["status"] == "aborted"
+    started = alice.create()["id"]
+    alice.error("POST", f"{URL}/{started}/leave", None, 409, "cannot_leave")
+
+
+def test_rematch_accepted_refused_and_with_bots(player: Callable[..., Player]) -> None:
+    alice, bob, carol = player("alice"), player("bob"), player("carol")
+    first = alice.create(seats=[{"user": "bob"}], time_control=LIVE, on_timeout="bot")["id"]
+    bob.join(first)
+    alice.error("POST", f"{URL}/{first}/rematch", None, 409, "match_not_finished")
+    alice.post(f"{URL}/{first}/resign")
+    carol.error("POST", f"{URL}/{first}/rematch", None, 403, "not_a_player")
+    proposed = alice.post(f"{URL}/{first}/rematch", status=201)
+    assert proposed["status"] == "waiting" and proposed["rematch_of"] == first
+    assert [(s["user"], s["joined"]) for s in proposed["seats"]] == [
+        ("bob", False),
+        ("alice", True),
+    ]
+    assert proposed["time_control"] == LIVE and proposed["on_timeout"] == "bot"
+    assert "rematch_proposed" in kinds(bob, first)
+    assert [m["id"] for m in bob.get("/api/v1/invitations")["results"]] == [proposed["id"]]
+    accepted = bob.post(f"{URL}/{first}/rematch", status=201)
+    assert accepted["id"] == proposed["id"] and accepted["status"] == "active"
+
+    alice.post(f"{URL}/{proposed['id']}/resign")
+    again = bob.post(f"{URL}/{proposed['id']}/rematch", status=201)
+    refused = alice.post(f"{URL}/{again['id']}/decline", {"reason": "enough"})
+    assert refused["status"] == "aborted" and refused["end_reason"] == "declined"
+
+    versus_bot = alice.create()["id"]
+    alice.post(f"{URL}/{versus_bot}/resign")
+    with_bot = alice.post(f"{URL}/{versus_bot}/rematch", status=201)
+    assert with_bot["status"] == "active"  # bots accept at once
+
+
+def test_too_many_active_matches_is_429(player: Callable[..., Player], settings: Any) -> None:
+    settings.MATCH_ACTIVE_LIMIT = 2
+    alice, bob = player("alice"), player("bob")
+    first = alice.create()["id"]
+    waiting = alice.create(seats=["open"])["id"]
+    body = alice.error(
+        "POST", URL, {"players": 2, "seats": [{"bot": "greedy"}]}, 429, "too_many_active_matches"
+    )
+    assert body["details"] == {"limit": 2, "active": 2}
+    bob.create()
+    bob.create()
+    bob.error("POST", f"{URL}/{waiting}/join", {}, 429, "too_many_active_matches")
+    alice.post(f"{URL}/{first}/resign")
+    alice.create()
+    assert MatchEvent.objects.count() == 0

@@ -1,0 +1,439 @@
+"""The secrecy detector (:mod:`leak_audit`) catches a leak wherever it travels, and only a leak.
+
+A first_to_2 match between alice (seat 0) and bob (seat 1) is played through the services
+until its first deal is over and its second has begun; a 4-player match checks the partner's
+hand. Then bodies are put before the detector as alice sees them:
+
+- planted leaks, one for every way a card or a seed can travel: a JSON value, a key, a
+  message, the details of an error, a unicode escape, a header's value and its name, an HTML
+  attribute, numeric (decimal and hex) and named entities, the browsable API's block and the
+  page around it, plain text; each kind of finished-deal content the API sends (events,
+  match export and its deal items and records, deal export, deal record, replay and its
+  steps, verify, the text exports), first as the API really sent it and then with a live
+  card under an extra key, as a key, or in place of a checked value. Every one must be
+  caught, for the reason planted (``card Xx``, ``seed piece``, ``finished deal``);
+- the same bodies unplanted, and look-alikes (``Admin``, ``translate3d``, the seat's own
+  cards, the briscola, a card the client sent echoed back), which must pass;
+- the real match export with the ``peek`` leak planted in it (issue 20: every item given a
+  live deal's stock), which must fail.
+
+There is no stream endpoint yet: when one exists, its events are a further kind to plant.
+``bench/audit_mutations.py`` runs this file against one-line weakenings of the detector.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.http import HttpResponse
+from leak_audit import CARD_TOKEN, SEED_PIECE, Audit, Truth, Viewer
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from games import rules
+from games.matches.services import SeatSpec, match_create, match_join
+from games.models import Deal, DealStatus
+from games.replays import selectors as replays
+
+pytestmark = pytest.mark.django_db
+
+API = "/api/v1"
+REASON = ("card ", "seed piece", "finished deal")
+
+
+@pytest.fixture
+def audit(django_capture_on_commit_callbacks: Any) -> Audit:
+    return Audit(django_capture_on_commit_callbacks)
+
+
+def json_response(data: Any, headers: dict[str, str] | None = None) -> HttpResponse:
+    response = HttpResponse(json.dumps(data), content_type="application/json")
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def html_response(page: str) -> HttpResponse:
+    return HttpResponse(page, content_type="text/html; charset=utf-8")
+
+
+def text_response(text: str) -> HttpResponse:
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+def browsable(payload: Any, around: str = "") -> HttpResponse:
+    """A page as DRF's browsable API renders one (its response block), ``around`` after it."""
+    content = html.escape(json.dumps(payload, indent=4))
+    return html_response(
+        '<html><body><pre class="prettyprint"><span class="meta nocode"><b>HTTP 200 OK'
+        f'</b>\n<b>Allow:</b> <span class="lit">GET</span>\n\n</span>{content}</pre>'
+        f"{around}</body></html>"
+    )
+
+
+def caught(audit: Audit, viewer: Viewer, response: Any, allow: frozenset[str]) -> str | None:
+    """The detector's complaint about ``response`` (None: it passed)."""
+    before = audit.checked
+    try:
+        audit.check(viewer, response, "planted", allow=allow)
+    except AssertionError as error:
+        assert audit.checked == before
+        return str(error)
+    assert audit.checked == before + 1
+    return None
+
+
+@dataclass
+class Scene:
+    audit: Audit
+    truth: Truth
+    alice: Viewer
+    bob: Viewer
+    first: int  # the finished deal
+    bobs: str  # a card in bob's hand
+    stock: str  # a card of the stock (not the briscola)
+    seed: str  # the live deal's seed
+
+    def api(self, path: str, params: Any = None) -> Any:
+        """The response the API really sends alice."""
+        response = self.alice.client.get(f"{API}{path}", params)
+        assert response.status_code == 200, (path, response.content[:300])
+        return response
+
+
+@pytest.fixture
+def scene(
+    audit: Audit,
+    games: Any,
+    user_factory: Callable[..., User],
+    auth_client: Callable[[User], APIClient],
+    unrelated_seeds: None,
+) -> Scene:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob, format="first_to_2")
+    games.play(match, 40)  # deal 1 is over (open), deal 2 is being played
+    games.play(match, 5)
+    truth = audit.follow(str(match.pk))
+    assert truth.active is not None and truth.active.number == 2 and len(truth.finished) == 1
+    state = truth.active.state
+    bobs = state.hands[1][0].code
+    stock = next(c.code for c in state.stock if c is not state.briscola)
+    assert {bobs, stock} <= truth.hidden(0) and bobs not in truth.hidden(1)
+    return Scene(
+        audit,
+        truth,
+        Viewer("alice", auth_client(alice), alice, seat=0),
+        Viewer("bob", auth_client(bob), bob, seat=1),
+        next(iter(truth.finished)),
+        bobs,
+        stock,
+        truth.active.seed,
+    )
+
+
+def finished_bodies(s: Scene) -> dict[str, Any]:
+    """Each kind of content about the finished deal, as the API sends it to alice."""
+    m, d = f"/matches/{s.truth.match_id}", f"/deals/{s.first}"
+    events = s.api(f"{m}/events")
+    ids = [e["id"] for e in events.json()["events"] if e.get("deal") == s.first]
+    return {
+        "events": events,
+        "events after": s.api(f"{m}/events", {"after": ids[len(ids) // 2]}),
+        "match export": s.api(f"{m}/export"),
+        "match export text": s.api(f"{m}/export", {"format": "text"}),
+        "deal record": s.api(d),
+        "deal export": s.api(f"{d}/export"),
+        "deal export text": s.api(f"{d}/export", {"format": "text"}),
+        "replay": s.api(f"{d}/replay"),
+        "replay seat": s.api(f"{d}/replay", {"seat": 0, "ply": 20}),
+        "verify": s.api(f"{d}/verify"),
+    }
+
+
+def planted_in_finished(s: Scene, bodies: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """A live card under an extra key, as a key, or in a checked value of each kind of
+    finished-deal content; each with the reason the detector must give."""
+    card, wrong = [s.bobs], f"card {s.bobs}"
+    finished = "finished deal"
+
+    def body(name: str) -> Any:
+        return json.loads(bodies[name].content)
+
+    def first_event(events: list[dict[str, Any]], kind: str = "") -> dict[str, Any]:
+        return next(e for e in events if e.get("deal") == s.first and kind in e["type"])
+
+    plants: dict[str, tuple[Any, str]] = {}
+    for name in ("events", "events after"):
+        data = body(name)
+        first_event(data["events"])["peek"] = card
+        plants[f"{name}: extra key"] = (data, wrong)
+        data = body(name)
+        first_event(data["events"])[s.bobs] = 1
+        plants[f"{name}: card as a key"] = (data, wrong)
+        data = body(name)
+        first_event(data["events"], "card_played")["card"] = s.bobs
+        plants[f"{name}: checked value"] = (data, finished)
+        data = body(name)
+        del first_event(data["events"], "card_played")["card"]
+        plants[f"{name}: checked key missing"] = (data, finished)
+    data = body("match export")
+    data["deals"][0]["peek"] = card
+    plants["match export: extra key in a deal item"] = (data, wrong)
+    data = body("match export")
+    data["deals"][0]["record"]["peek"] = card
+    plants["match export: extra key in a record"] = (data, wrong)
+    data = body("match export")
+    data["deals"][0]["record"]["moves"][0] = s.bobs
+    plants["match export: checked value"] = (data, finished)
+    data = body("match export")
+    data["deals"][0]["id"] = s.truth.active.pk if s.truth.active else 0
+    plants["match export: a deal not over"] = (data, finished)
+    data = body("deal export")
+    data["peek"] = card
+    plants["deal export: extra key"] = (data, wrong)
+    data = body("deal export")
+    data["deck"][0], data["deck"][1] = data["deck"][1], data["deck"][0]
+    plants["deal export: checked value"] = (data, finished)
+    data = body("deal export")
+    data["seed"] = "0" * 32
+    plants["deal export: no such deal"] = (data, finished)
+    data = body("deal record")
+    data["peek"] = card
+    plants["deal record: extra key"] = (data, wrong)
+    data = body("deal record")
+    data["record"]["peek"] = card
+    plants["deal record: extra key in its record"] = (data, wrong)
+    for key in ("initial_hands", "tricks", "draws"):
+        data = body("deal record")
+        data[key] = data[key][::-1]
+        plants[f"deal record: checked {key}"] = (data, finished)
+    data = body("deal record")
+    data["record"]["moves"] = data["record"]["moves"][::-1]
+    plants["deal record: checked record"] = (data, finished)
+    for name in ("replay", "replay seat"):
+        data = body(name)
+        data["peek"] = card
+        plants[f"{name}: extra key"] = (data, wrong)
+        data = body(name)
+        data["steps"][-1]["peek"] = card
+        plants[f"{name}: extra key in a step"] = (data, wrong)
+        data = body(name)
+        data["position"]["peek"] = card
+        plants[f"{name}: checked position"] = (data, finished)
+        data = body(name)
+        data["steps"] = data["steps"][1:]
+        plants[f"{name}: a step missing"] = (data, finished)
+        data = body(name)
+        step = next(e for e in data["steps"] if e["type"] == "card_played")
+        step["card"] = s.bobs
+        plants[f"{name}: checked step"] = (data, finished)
+    data = body("verify")
+    data["peek"] = card
+    plants["verify: extra key"] = (data, wrong)
+    data = body("verify")
+    data["seed"] = "0" * 32
+    plants["verify: checked seed"] = (data, finished)
+    data = body("verify")
+    data["ok"] = False
+    plants["verify: checked ok"] = (data, finished)
+    for name in ("match export text", "deal export text"):
+        text = bodies[name].content.decode()
+        plants[f"{name}: a card added"] = (text_response(f"{text}\n{s.bobs}\n"), finished)
+        tokens = list(CARD_TOKEN.finditer(text))[1:3]  # the first two moves, swapped
+        assert len(tokens) == 2 and tokens[0].group() != tokens[1].group()
+        (a, b), (c, d) = tokens[0].span(), tokens[1].span()
+        swapped = text[:a] + text[c:d] + text[b:c] + text[a:b] + text[d:]
+        plants[f"{name}: moves swapped"] = (text_response(swapped), finished)
+    return plants
+
+
+def test_a_planted_leak_of_every_kind_is_caught(scene: Scene) -> None:
+    s = scene
+    bobs, stock, seed = s.bobs, s.stock, s.seed
+    piece = seed[3 : 3 + SEED_PIECE]
+    hex_entity = f"&#x{ord(bobs[0]):x};{bobs[1]}"
+    cases: dict[str, tuple[Any, str]] = {
+        "json value": (json_response({"current_deal": {"hand": [bobs]}}), f"card {bobs}"),
+        "json key": (json_response({"hands": {bobs: 1}}), f"card {bobs}"),
+        "error message": (
+            json_response({"code": "x", "message": f"{stock} is not in the hand", "details": {}}),
+            f"card {stock}",
+        ),
+        "error details": (
+            json_response({"code": "x", "message": "no", "details": {"card": stock}}),
+            f"card {stock}",
+        ),
+        "escaped in json": (json_response({"message": f"\n{stock}"}), f"card {stock}"),
+        "unicode escape": (
+            HttpResponse(
+                '{"hand": ["\\u' + f'{ord(bobs[0]):04x}{bobs[1]}"]}}',
+                content_type="application/json",
+            ),
+            f"card {bobs}",
+        ),
+        "header value": (json_response({}, {"X-Hint": f"next {bobs}"}), f"card {bobs}"),
+        "header name": (json_response({}, {f"X-{bobs}": "1"}), f"card {bobs}"),
+        "html attribute": (html_response(f'<main data-hand="{bobs}"></main>'), f"card {bobs}"),
+        "html quoted entity": (html_response(f"<p>&quot;{bobs}&quot;</p>"), f"card {bobs}"),
+        "html numeric entity": (
+            html_response(f"<p>&#{ord(bobs[0])};{bobs[1]}</p>"),
+            f"card {bobs}",
+        ),
+        "html hex entity in an attribute": (
+            html_response(f'<i title="{hex_entity}"></i>'),
+            f"card {bobs}",
+        ),
+        "html named entity": (html_response(f"<p>&lt{bobs}</p>"), f"card {bobs}"),
+        "browsable block": (browsable({"hand": [bobs]}), f"card {bobs}"),
+        "browsable block key": (browsable({"hands": {bobs: 1}}), f"card {bobs}"),
+        "browsable page around the block": (
+            browsable({"ok": True}, f"<p>&#{ord(bobs[0])};{bobs[1]}</p>"),
+            f"card {bobs}",
+        ),
+        "browsable header": (
+            HttpResponse(browsable({}).content, content_type="text/html", headers={"X-Hint": bobs}),
+            f"card {bobs}",
+        ),
+        "plain text": (text_response(f"Briscola: Rs\n1. {bobs} 2c"), f"card {bobs}"),
+        "seed": (json_response({"seed": seed}), "seed piece"),
+        "seed as a key": (json_response({seed: 1}), "seed piece"),
+        "seed piece, upper case": (json_response({"note": f"x-{piece.upper()}-y"}), "seed piece"),
+        "seed piece in a header": (json_response({}, {"ETag": f'"{piece}"'}), "seed piece"),
+        "seed piece in text": (text_response(f"commitment {piece}"), "seed piece"),
+        "seed piece in html": (html_response(f"<p data-x='{piece}'></p>"), "seed piece"),
+    }
+    bodies = finished_bodies(s)
+    for name, (data, reason) in planted_in_finished(s, bodies).items():
+        cases[f"finished deal, {name}"] = (
+            data if isinstance(data, HttpResponse) else json_response(data),
+            reason,
+        )
+        if not isinstance(data, HttpResponse):  # and the same in the browsable API
+            cases[f"finished deal, {name} (html)"] = (browsable(data), reason)
+    missed, wrong_reason = [], []
+    for name, (response, reason) in cases.items():
+        complaint = caught(s.audit, s.alice, response, frozenset())
+        if complaint is None:
+            missed.append(name)
+        elif reason not in complaint:
+            wrong_reason.append((name, reason, complaint[:300]))
+    assert not missed, missed
+    assert not wrong_reason, wrong_reason
+    assert len(cases) >= 90
+    # A viewer with no seat may know no hand: neither seat's.
+    assert s.truth.active is not None
+    state = s.truth.active.state
+    outsider = Viewer("stranger", APIClient())
+    for hand in state.hands:
+        card = next(c.code for c in hand if c is not state.briscola)
+        complaint = caught(s.audit, outsider, json_response({"c": card}), frozenset())
+        assert complaint is not None and f"card {card}" in complaint, card
+
+
+def test_what_a_seat_may_know_passes(scene: Scene) -> None:
+    """The finished deal's content as the API sends it, and the look-alikes, are no leak."""
+    s = scene
+    assert s.truth.active is not None
+    state = s.truth.active.state
+    own = [c.code for c in state.hands[0]]
+    fine: dict[str, Any] = {
+        name: response for name, response in finished_bodies(s).items()
+    }  # the real bodies
+    for name, response in list(fine.items()):
+        if response["Content-Type"].startswith("application/json"):
+            fine[f"{name} (html)"] = browsable(response.json())
+    fine |= {
+        "own hand, briscola, look-alikes": json_response(
+            {"hand": own, "briscola": state.briscola.code, "note": "Admin 3dx x3d"}
+        ),
+        "played cards": json_response({"moves": [c.code for c in state.moves]}),
+        "browsable own hand": browsable(
+            {"hand": own, "url": "http://testserver/api/v1/matches?page=2"}
+        ),
+        "page look-alikes": html_response(
+            '<div class="card back" style="transform: translate3d(0,0,0)">Asso, Admin</div>'
+        ),
+        "live match detail": s.api(f"/matches/{s.truth.match_id}"),
+        "live replay": s.api(f"/deals/{s.truth.active.pk}/replay", {"seat": 0}),
+    }
+    for name, response in fine.items():
+        assert caught(s.audit, s.alice, response, frozenset()) is None, name
+    # A refusal may echo the card sent; bob may see his own card.
+    echo = json_response({"message": f"{s.bobs} is not in the hand of seat 0"})
+    assert caught(s.audit, s.alice, echo, frozenset({s.bobs})) is None
+    assert caught(s.audit, s.alice, echo, frozenset()) is not None
+    assert caught(s.audit, s.bob, json_response({"hand": [s.bobs]}), frozenset()) is None
+    # A page holds no card-like token outside its JSON block, even a card the seat knows.
+    assert caught(s.audit, s.alice, browsable({}, f"<p>{own[0]}</p>"), frozenset()) is not None
+
+
+def test_the_planted_peek_leak_fails_the_match_export(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20's leak: a ``peek`` of the live deal's stock in each item of the export."""
+    s = scene
+    url = f"{API}/matches/{s.truth.match_id}/export"
+    s.audit.get(s.alice, url, label="match export")  # as it is: no leak
+    original = replays.match_export_for_user
+
+    def leaky(**kwargs: Any) -> Any:
+        exported = original(**kwargs)
+        match = kwargs["match"]
+        live = Deal.objects.get(match=match, status=DealStatus.ACTIVE)
+        peek = [c.code for c in rules.shuffled_deck(live.seed)[3 * match.players :]]
+        for item in exported["deals"]:
+            item["peek"] = peek
+        return exported
+
+    monkeypatch.setattr(replays, "match_export_for_user", leaky)
+    assert s.alice.client.get(url).json()["deals"][0]["peek"]  # the plant is in place
+    with pytest.raises(AssertionError, match="card "):
+        s.audit.get(s.alice, url, label="match export with peek")
+    with pytest.raises(AssertionError, match="card "):
+        s.audit.get(s.alice, url, label="match export with peek", html_page=True)
+
+
+@pytest.mark.parametrize("option", [True, False], ids=["partners on", "partners off"])
+def test_the_partners_hand_is_allowed_only_when_the_rules_show_it(
+    audit: Audit,
+    games: Any,
+    user_factory: Callable[..., User],
+    unrelated_seeds: None,
+    option: bool,
+) -> None:
+    """4 players: the partner's hand is known once the stock is empty, option on; never an
+    opponent's hand, nor the partner's before, nor with the option off."""
+    people = [user_factory(username=f"p{i}") for i in range(4)]
+    match = match_create(
+        creator=people[0],
+        players=4,
+        format="single",
+        seats=[SeatSpec("user", u.username) for u in people[1:]],
+        partners_last_hand=option,
+    )
+    for user in people[1:]:
+        match = match_join(match_id=match.pk, user=user)
+    viewer = Viewer("p0", APIClient(), people[0], seat=0)
+    for plies, shown in ((20, False), (10, option)):  # ply 20: stock left; 30: empty
+        games.play(match, plies)
+        truth = audit.follow(str(match.pk))
+        assert truth.active is not None
+        state = truth.active.state
+        assert (state.stock_count == 0) is (plies == 10)
+        partner = [c.code for c in state.hands[2] if c is not state.briscola]
+        opponents = [c.code for s in (1, 3) for c in state.hands[s] if c is not state.briscola]
+        assert partner and opponents
+        complaint = caught(audit, viewer, json_response({"hand": partner}), frozenset())
+        assert (complaint is None) is shown, (plies, option, complaint)
+        for card in opponents:
+            complaint = caught(audit, viewer, json_response({"hand": [card]}), frozenset())
+            assert complaint is not None and f"card {card}" in complaint
+        # A viewer with no seat may know no hand.
+        for card in partner:
+            outsider = Viewer("out", APIClient())
+            assert caught(audit, outsider, json_response({"c": card}), frozenset()) is not None

@@ -1,0 +1,117 @@
+"""A card in the last instant against the timeout, on PostgreSQL (issue 14): 50 runs.
+
+In each run the person's deadline is set a few milliseconds ahead by the database's clock;
+their card and the timeout (the task's service) are released together by a barrier, each
+on its own connection, each after its own short random delay. Exactly one of them wins:
+the card (201), or the timeout (a forfeit ends the match; the bot plays the card for the
+seat); the other gets a clear 409 or does nothing, and the move log has one card at that
+ply (none after a forfeit). Never a 500.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+import pytest
+from django.db.models.functions import Now
+
+from games.clocks import services as clocks
+from games.clocks.services import TimeControl
+from games.matches import services
+from games.matches.selectors import deal_state
+from games.matches.services import SeatSpec
+from games.models import Deal, DealStatus, Match, MatchStatus, Move
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_password_hashing", "no_stray_connections"),
+]
+
+RUNS = 50
+LOSING_CODES = {"deadline_passed", "stale_ply", "match_over", "seat_held_by_bot"}
+
+
+def card_job(user: Any, match_id: Any, card: str, ply: int, delay: float) -> Any:
+    time.sleep(delay)
+    try:
+        services.move_play(match_id=match_id, user=user, card=card, ply=ply)
+    except Exception as exc:
+        code, status = getattr(exc, "code", None), getattr(exc, "status", None)
+        if not (isinstance(code, str) and status == 409):
+            raise  # anything but a clear 409 fails the test
+        return code
+    return 201
+
+
+def timeout_job(match_id: Any, delay: float) -> Any:
+    time.sleep(delay)
+    return clocks.timeout_enforce(match_id=match_id)
+
+
+def test_a_last_instant_card_against_the_timeout(
+    user_factory: Any, together: Any, settings: Any
+) -> None:
+    settings.MATCH_ACTIVE_LIMIT = 0
+    alice = user_factory()
+    rng = random.Random(14)
+    wins = {"card": 0, "timeout": 0}
+    for run in range(RUNS):
+        mode = "forfeit" if run % 2 == 0 else "bot"
+        match = services.match_create(
+            creator=alice,
+            players=2,
+            format="single",
+            seats=[SeatSpec("bot", "greedy")],
+            time_control=TimeControl(5, mode, "greedy"),
+        )
+        deal = Deal.objects.get(match=match)
+        state = deal_state(deal)
+        if state.turn != 0:  # the bot leads: its reply ran at the commit (in-process)
+            state = deal_state(deal)
+        services.move_play(
+            match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply
+        )
+        state = deal_state(deal)
+        assert state.turn == 0, "the bot replied: the person is to move"
+        ply, card = state.ply, state.legal_moves()[0].code
+        # The threads connect before the barrier (tens of ms on a busy machine): the
+        # deadline falls somewhere in the window where both jobs run.
+        ahead = rng.uniform(0.05, 0.15)
+        Match.objects.filter(pk=match.pk).update(deadline=Now() + timedelta(seconds=ahead))
+        outcomes = together(
+            [
+                partial(card_job, alice, match.pk, card, ply, rng.uniform(0, 0.1)),
+                partial(timeout_job, match.pk, rng.uniform(0, 0.1)),
+            ]
+        )
+        errors = [repr(o.error) for o in outcomes if o.error is not None]
+        assert not errors, errors
+        played, timed_out = outcomes[0].value, outcomes[1].value
+        match.refresh_from_db()
+        at_ply = list(Move.objects.filter(deal=deal, ply=ply).values_list("seat", "card"))
+        if played == 201:
+            wins["card"] += 1
+            assert timed_out is None, (run, timed_out)
+            assert at_ply == [(0, card)]
+            assert match.end_reason != "timeout"
+        else:
+            wins["timeout"] += 1
+            assert played in LOSING_CODES, played
+            if mode == "forfeit":
+                assert match.status == MatchStatus.FINISHED and match.end_reason == "timeout"
+                assert at_ply == [] and match.winner_team == 1
+                assert Deal.objects.get(pk=deal.pk).status == DealStatus.ABANDONED
+            else:
+                assert len(at_ply) == 1 and at_ply[0][0] == 0  # the bot's card for her
+                assert match.status == MatchStatus.ACTIVE or match.end_reason == "played"
+        assert Move.objects.filter(deal=deal, ply=ply).count() <= 1
+        if match.status == MatchStatus.ACTIVE:
+            services.match_resign(match_id=match.pk, user=alice)
+    # Both sides won some runs (the race was a race), though no run depends on which.
+    print(f"last-instant races: {wins}")
+    assert wins["card"] + wins["timeout"] == RUNS

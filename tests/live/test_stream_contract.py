@@ -1,0 +1,327 @@
+"""The match stream's contract (issue 13): the first event, one event per change of each
+kind, ids strictly increasing, SSE and NDJSON carrying the same events, each event's
+detail the REST detail of that moment; the errors before a stream starts; the cap; a
+revoked token; heartbeats; a match that turns private; the WSGI fallback."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from accounts.services import token_revoke
+from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
+from games.models import MatchStatus
+from tests.live.streams import (
+    NDJSON,
+    SSE,
+    in_test_thread,
+    match_position,
+    open_stream,
+    parse_sse,
+    run,
+)
+from tests.matches.conftest import assert_error_shape
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live")]
+
+ApiFor = Callable[[User | None], APIClient]
+
+
+def _rest(api: APIClient, match_id: Any) -> tuple[dict[str, Any], str]:
+    response = api.get(f"/api/v1/matches/{match_id}")
+    assert response.status_code == 200, response.content
+    return response.json(), response["ETag"]
+
+
+def _path(match_id: Any) -> str:
+    return f"/api/v1/matches/{match_id}/stream"
+
+
+def test_every_change_is_one_event_with_the_rest_detail_in_both_formats(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any, deterministic_seeds: None
+) -> None:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(
+        creator=alice,
+        players=2,
+        format="first_to_2",
+        seats=[SeatSpec("user", "bob")],
+        rated=True,
+    )
+    api = {alice.pk: api_for(alice), bob.pk: api_for(bob)}
+
+    async def scenario() -> dict[str, Any]:
+        streams = {
+            (who.username, wire): await open_stream(_path(match.pk), who, wire)
+            for who in (alice, bob)
+            for wire in (SSE, NDJSON)
+        }
+        seen: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in streams}
+        checked = 0
+
+        async def step(change: Callable[[], Any]) -> None:
+            nonlocal checked
+            await in_test_thread(change)()
+            target = await in_test_thread(match_position)(match.pk)
+            for (name, wire), stream in streams.items():
+                who = alice if name == "alice" else bob
+                events = await stream.until(target)
+                # One change, one event (a rating follows a finished rated match at once).
+                assert len(events) == 1, [e["type"] for e in events]
+                event = events[0]
+                if event["type"] == "match_finished":
+                    continue
+                detail, etag = await in_test_thread(_rest)(api[who.pk], match.pk)
+                assert event["detail"] == detail
+                assert event["etag"] == etag
+                assert event["id"] == target
+                seen[(name, wire)].append(event)
+                checked += 1
+
+        for (name, wire), stream in streams.items():
+            assert stream.status == 200
+            first = await stream.next()
+            assert first is not None and first["type"] == "match"
+            who = alice if name == "alice" else bob
+            detail, etag = await in_test_thread(_rest)(api[who.pk], match.pk)
+            assert first["detail"] == detail and first["etag"] == etag
+            seen[(name, wire)].append(first)
+
+        await step(lambda: match_join(match_id=match.pk, user=bob))
+        while (await in_test_thread(_status_and_deal)(match.pk)) == ("active", 1):
+            await step(lambda: games.play(match, 1))
+        # The second deal: three cards, then bob resigns; the rating follows.
+        for _ in range(3):
+            await step(lambda: games.play(match, 1))
+        await in_test_thread(lambda: match_resign(match_id=match.pk, user=bob))()
+        tails = {key: await stream.rest() for key, stream in streams.items()}
+        return {"seen": seen, "tails": tails, "checked": checked}
+
+    result = run(scenario)
+    seen, tails = result["seen"], result["tails"]
+    for key in seen:
+        events = seen[key] + tails[key]
+        ids = [e["id"] for e in events]
+        assert ids == sorted(set(ids)), key
+        types = [e["type"] for e in events]
+        assert types[0] == "match"
+        assert types[1] == "match_started"
+        assert types.count("deal_finished") == 1
+        assert types[-2:] == ["match_finished", "rating_changed"], types[-4:]
+        # 40 cards in the first deal (the last one ends it), then 3.
+        played = [e for e in events if "card_played" in e["changes"]]
+        assert len(played) == 43
+        assert [(e["move"]["deal"], e["move"]["ply"]) for e in played] == [
+            (played[0]["move"]["deal"], ply) for ply in range(40)
+        ] + [(played[-1]["move"]["deal"], ply) for ply in range(3)]
+        final = events[-1]["detail"]
+        assert final["status"] == MatchStatus.FINISHED and final["rating_changes"]
+    # SSE and NDJSON carry the same events.
+    for name in ("alice", "bob"):
+        assert (
+            seen[(name, SSE)] + tails[(name, SSE)] == seen[(name, NDJSON)] + tails[(name, NDJSON)]
+        )
+    assert result["checked"] >= 4 * 44
+
+
+def _status_and_deal(match_id: Any) -> tuple[str, int]:
+    from games.models import Match
+
+    match = Match.objects.get(pk=match_id)
+    return match.status, match.deals.count()
+
+
+def test_seats_joined_match_started_and_aborted(
+    user_factory: Callable[..., User], deterministic_seeds: None
+) -> None:
+    alice, bob, carol, dave = (user_factory(username=n) for n in ("alice", "bob", "carol", "dave"))
+    four = match_create(
+        creator=alice, players=4, format="single", seats=[SeatSpec("open")] * 3, public=True
+    )
+    waiting = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("open")])
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        stream = await open_stream(_path(four.pk), alice, NDJSON)
+        events = [await stream.next()]
+        for user in (bob, carol, dave):
+            await in_test_thread(lambda u=user: match_join(match_id=four.pk, user=u))()
+            events += await stream.until(await in_test_thread(match_position)(four.pk))
+        await stream.close()
+        other = await open_stream(_path(waiting.pk), alice, SSE)
+        aborted = [await other.next()]
+        await in_test_thread(lambda: match_abort(match_id=waiting.pk, user=alice))()
+        aborted += await other.rest()  # an aborted match's stream ends
+        return events, aborted
+
+    events, aborted = run(scenario)
+    assert [e["type"] for e in events] == ["match", "seat_joined", "seat_joined", "match_started"]
+    assert events[-1]["changes"] == ["seat_joined", "match_started", "deal_started"]
+    assert [e["detail"]["seats"][s]["joined"] for e in events[1:3] for s in (1, 2)] == [
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert [e["type"] for e in aborted] == ["match", "match_aborted"]
+    assert aborted[-1]["detail"]["status"] == MatchStatus.ABORTED
+
+
+def test_errors_before_the_stream_starts(
+    user_factory: Callable[..., User], api_for: ApiFor, settings: Any
+) -> None:
+    alice, bob, eve = (user_factory(username=n) for n in ("alice", "bob", "eve"))
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+    latest = match_position(match.pk)
+    path = _path(match.pk)
+    sse = {"HTTP_ACCEPT": SSE}
+
+    assert_error_shape(api_for(None).get(path, **sse), 401, "not_authenticated")
+    assert_error_shape(api_for(None).get("/api/v1/stream", **sse), 401, "not_authenticated")
+    assert_error_shape(api_for(eve).get(path, **sse), 403, "match_private")
+    missing = "/api/v1/matches/00000000-0000-0000-0000-000000000000/stream"
+    assert_error_shape(api_for(alice).get(missing, **sse), 404, "match_not_found")
+    assert_error_shape(
+        api_for(alice).get("/api/v1/matches/nope/stream", **sse), 404, "match_not_found"
+    )
+    for bad in ("abc", "-1", "1.5", "1e3", "9" * 16, ""):
+        response = api_for(alice).get(path, HTTP_LAST_EVENT_ID=bad, **sse)
+        assert_error_shape(response, 400, "invalid_event_id")
+    assert_error_shape(api_for(alice).get(path + "?after=x", **sse), 400, "invalid_event_id")
+    response = api_for(alice).get(path + f"?after={latest + 1}", **sse)
+    assert_error_shape(response, 400, "invalid_event_id")
+    response = api_for(alice).get(path, HTTP_ACCEPT="application/json")
+    assert_error_shape(response, 406, "not_acceptable")
+    assert response["Content-Type"].startswith("application/json")
+    for response in (
+        api_for(alice).get(path, **sse),
+        api_for(alice).get(f"{path}?after={latest}", **sse),
+    ):
+        assert response.status_code == 200 and response["Content-Type"] == SSE
+        b"".join(response.streaming_content)
+
+
+def test_the_cap_on_open_streams_per_account(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    settings.LIVE_MAX_STREAMS_PER_ACCOUNT = 2
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> list[Any]:
+        first = await open_stream(_path(match.pk), alice)
+        second = await open_stream("/api/v1/stream", alice)
+        refused = await open_stream(_path(match.pk), alice)
+        others = await open_stream(_path(match.pk), bob)  # the cap is per account
+        await first.next()
+        await first.close()
+        again = await open_stream("/api/v1/stream", alice)
+        statuses = [first.status, second.status, refused.status, others.status, again.status]
+        body = refused.response.content if not refused.response.streaming else b""
+        for stream in (second, others, again):
+            await stream.close()
+        return [statuses, body]
+
+    statuses, body = run(scenario)
+    assert statuses == [200, 200, 429, 200, 200]
+    assert b'"too_many_streams"' in body
+
+
+def test_a_revoked_token_closes_its_streams(user_factory: Callable[..., User]) -> None:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[Any]]:
+        on_match = await open_stream(_path(match.pk), alice)
+        on_account = await open_stream("/api/v1/stream", alice, NDJSON)
+        bobs = await open_stream(_path(match.pk), bob)
+        await on_match.next(), await on_account.next(), await bobs.next()
+        await in_test_thread(lambda: token_revoke(user=alice))()
+        closed = await on_match.rest(), await on_account.rest()
+        # bob's stream goes on: his next event is the next change
+        await in_test_thread(lambda: match_join(match_id=match.pk, user=bob))()
+        bob_next = await bobs.next()
+        await bobs.close()
+        return closed[0], closed[1], [bob_next]
+
+    on_match, on_account, bob_next = run(scenario)
+    assert [e["type"] for e in on_match] == ["stream_closed"]
+    assert on_match[0]["reason"] == "token_revoked"
+    assert [(e["type"], e["reason"]) for e in on_account] == [("stream_closed", "token_revoked")]
+    assert bob_next[0]["type"] == "match_started"
+
+
+def test_heartbeats_keep_a_quiet_stream_alive(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    settings.LIVE_HEARTBEAT_SECONDS = 0.05
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> tuple[int, int, dict[str, Any] | None]:
+        sse = await open_stream(_path(match.pk), alice, SSE)
+        ndjson = await open_stream(_path(match.pk), alice, NDJSON)
+        await sse.next(), await ndjson.next()
+        while sse.heartbeats < 3 or ndjson.heartbeats < 3:
+            await asyncio.sleep(0.05)
+            await _pump(sse), await _pump(ndjson)
+        await in_test_thread(lambda: match_join(match_id=match.pk, user=bob))()
+        event = await sse.next()
+        await ndjson.close()
+        await sse.close()
+        return sse.heartbeats, ndjson.heartbeats, event
+
+    sse_beats, ndjson_beats, event = run(scenario)
+    assert sse_beats >= 3 and ndjson_beats >= 3
+    assert event is not None and event["type"] == "match_started"
+
+
+async def _pump(stream: Any) -> None:
+    """Read whatever the stream has sent (heartbeats are counted as they are parsed)."""
+    chunk = await stream._chunks.__anext__()
+    stream._buffer += chunk.decode()
+    separator = "\n\n" if stream.wire == SSE else "\n"
+    while separator in stream._buffer:
+        block, stream._buffer = stream._buffer.split(separator, 1)
+        if block.startswith(": ") or (stream.wire == NDJSON and block == ""):
+            stream.heartbeats += 1
+
+
+def test_a_match_that_turns_private_closes_the_stranger_stream(
+    user_factory: Callable[..., User],
+) -> None:
+    alice, bob, eve = (user_factory(username=n) for n in ("alice", "bob", "eve"))
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("open")])
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), eve)  # an open seat: anyone may look
+        events = [await stream.next()]
+        await in_test_thread(lambda: match_join(match_id=match.pk, user=bob))()
+        return events + await stream.rest()
+
+    events = run(scenario)
+    assert [e["type"] for e in events] == ["match", "stream_closed"]
+    assert events[-1]["reason"] == "match_private"
+    assert "detail" not in events[-1]
+
+
+def test_served_by_wsgi_a_stream_answers_what_is_owed_and_ends(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any
+) -> None:
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+    after = match_position(match.pk)
+    games.play(match, 3)
+    response = api_for(alice).get(f"{_path(match.pk)}?after={after}", HTTP_ACCEPT=SSE)
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    events = [e for block in text.split("\n\n") if (e := parse_sse(block))]
+    assert [e["type"] for e in events] == ["card_played"] * 3
+    assert [e["id"] for e in events] == [after + 1, after + 2, after + 3]
+    assert events[-1]["detail"] == api_for(alice).get(f"/api/v1/matches/{match.pk}").json()
