@@ -1,10 +1,16 @@
 """Users: people and bot accounts share one table, so bots play through the same seats."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 from accounts.ratings.math import display_rating, is_provisional
+from accounts.usernames import normalize, username_skeleton
 
 
 class User(AbstractUser):
@@ -15,6 +21,13 @@ class User(AbstractUser):
     # A bot that a third party runs through the API with its own tokens: shown as a bot
     # everywhere (``plays_as_bot``), but it signs in and moves like a person.
     third_party_bot = models.BooleanField(default=False)
+    # What the name looks like (accounts.usernames.username_skeleton): unique, so that no
+    # name can pose as another with look-alike characters, even under concurrent
+    # registrations. Empty (NULL) only for the later of two accounts that existed before
+    # the rule and share a skeleton (migration 0003).
+    username_key = models.CharField(
+        max_length=300, unique=True, null=True, blank=True, editable=False
+    )
 
     class Meta(AbstractUser.Meta):
         constraints = [
@@ -26,10 +39,32 @@ class User(AbstractUser):
                 condition=Q(third_party_bot=False) | Q(is_bot=False),
                 name="accounts_user_service_bot_is_not_third_party",
             ),
+            # One account per name in any letter case, enforced by the database.
+            models.UniqueConstraint(Lower("username"), name="accounts_user_username_lower_uniq"),
         ]
 
     def __str__(self) -> str:
         return self.username
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any) -> User:
+        user = super().from_db(db, field_names, values)
+        user._loaded_username = user.__dict__.get("username")
+        return user
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Names are stored NFKC-normalised; the skeleton follows the name (computed when
+        the account is created or renamed, so an account kept without one by migration
+        0003 keeps working)."""
+        self.username = normalize(self.username)
+        renamed = self._state.adding or getattr(self, "_loaded_username", None) != self.username
+        if renamed:
+            self.username_key = username_skeleton(self.username)
+            update_fields = kwargs.get("update_fields")
+            if update_fields is not None and "username" in update_fields:
+                kwargs["update_fields"] = {*update_fields, "username_key"}
+        super().save(*args, **kwargs)
+        self._loaded_username = self.username
 
     @property
     def plays_as_bot(self) -> bool:

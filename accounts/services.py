@@ -10,13 +10,16 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import AccessToken, TokenScope, User
+from accounts.usernames import BOT_PREFIX, normalize, username_problems, username_skeleton
 from briscola_service.exceptions import ServiceError
 
-BOT_USERNAME_PREFIX = "bot-"
+BOT_USERNAME_PREFIX = BOT_PREFIX
 
 
 class RegistrationError(ServiceError):
@@ -43,19 +46,6 @@ class BotAccountConflictError(ServiceError):
     message = "A non-bot account holds the bot's user name."
 
 
-def _username_errors(username: str) -> list[str]:
-    field = User._meta.get_field("username")
-    try:
-        field.run_validators(username)
-    except ValidationError as exc:
-        return list(exc.messages)
-    if not username:
-        return ["A user name is required."]
-    if username.lower().startswith(BOT_USERNAME_PREFIX):
-        return [f"User names starting with '{BOT_USERNAME_PREFIX}' are reserved for bots."]
-    return []
-
-
 def _entries(code: str, messages: list[str]) -> list[dict[str, str]]:
     return [{"code": code, "message": m} for m in messages]
 
@@ -64,15 +54,25 @@ def user_register(*, username: str, password: str, bot: bool = False) -> tuple[U
     """Create an account and its API token; returns (user, token key). ``bot``: a
     third-party bot's account (shown as a bot everywhere; it plays through the API).
 
-    User names are unique regardless of case, so "Alice" cannot pose as "alice".
+    The name is NFKC-normalised and must be of the documented character set, not like a
+    bot's (accounts.usernames). It must be new in any letter case and by its skeleton
+    (no look-alike of an existing name): checked here for a clear answer, and enforced
+    by the database's unique indexes, so that of concurrent registrations of one name
+    exactly one wins and the others get ``username_taken``.
     """
-    username_errors = _username_errors(username)
+    name = normalize(username)
+    username_errors = username_problems(name)
     if username_errors:
         raise RegistrationError(details={"username": _entries("invalid", username_errors)})
-    if User.objects.filter(username__iexact=username).exists():
-        raise UsernameTakenError(details={"username": username})
+    taken = Q(username_key=username_skeleton(name))
+    if (
+        User.objects.alias(lowered=Lower("username"))
+        .filter(taken | Q(lowered=name.lower()))
+        .exists()
+    ):
+        raise UsernameTakenError(details={"username": name})
     try:
-        validate_password(password, user=User(username=username))
+        validate_password(password, user=User(username=name))
     except ValidationError as exc:
         entries = [
             {"code": error.code or "invalid", "message": message}
@@ -83,12 +83,12 @@ def user_register(*, username: str, password: str, bot: bool = False) -> tuple[U
 
     try:
         with transaction.atomic():
-            user = User(username=username, third_party_bot=bot)
+            user = User(username=name, third_party_bot=bot)
             user.set_password(password)
             user.save()
             token = Token.objects.create(user=user)
     except IntegrityError as exc:  # lost a race with a concurrent registration
-        raise UsernameTakenError(details={"username": username}) from exc
+        raise UsernameTakenError(details={"username": name}) from exc
     return user, token.key
 
 

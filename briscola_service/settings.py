@@ -278,6 +278,10 @@ CLOCK_SWEEP_LIMIT = env.int("CLOCK_SWEEP_LIMIT", default=500)
 # Without a broker (make run), requests run that sweep in the web process, at most once
 # per this many seconds (games.clocks.middleware).
 CLOCK_IN_PROCESS_SWEEP_SECONDS = env.float("CLOCK_IN_PROCESS_SWEEP_SECONDS", default=1.0)
+
+# Rated results between the same two people within this many hours count less, then not
+# at all (games.rated_games, "Repeated results").
+RATING_REPEAT_WINDOW_HOURS = env.float("RATING_REPEAT_WINDOW_HOURS", default=24.0)
 if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
     raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -60,8 +61,13 @@ def _beats(card: str, best: str, led: str, trump: str) -> bool:
     return card[1] == trump or (best[1] != trump and card[1] == led and best[1] != led)
 
 
+# The bot's randomness is its own secret: a seed made of what the table sees (the deal's id
+# and ply) would let an opponent predict its choices, and so learn about its hand.
+_SECRET = secrets.token_hex(16)
+
+
 def random_card(deal: JSON) -> str:
-    return str(random.Random(f"{deal['id']}:{deal['ply']}").choice(deal["legal"]))
+    return str(random.Random(f"{_SECRET}:{deal['id']}:{deal['ply']}").choice(deal["legal"]))
 
 
 def greedy_card(deal: JSON) -> str:
@@ -106,7 +112,7 @@ def chooser(level: str, budget_ms: float) -> Callable[[JSON], str]:
         raise ValueError(level)
 
     def service_bot(deal: JSON) -> str:
-        seed = f"{deal['id']}:{deal['ply']}"
+        seed = f"{_SECRET}:{deal['id']}:{deal['ply']}"
         return choose_card(level, SeatView.from_dict(deal), seed=seed, budget_ms=budget_ms).code
 
     return service_bot
@@ -203,10 +209,10 @@ def play(client: Client, match_id: str, *, choose: Callable[[JSON], str]) -> Any
         deal = match["current_deal"]
         assert deal is not None
         try:
-            client.play(match_id, choose(dict(deal)), deal["ply"])
+            client.play(match_id, choose(dict(deal)), deal["ply"], deal=deal["id"])
         except ConflictError as exc:
             # Somebody moved first, or the deal ended: look again, decide again.
-            if exc.code not in ("stale_ply", "not_your_turn", "match_over"):
+            if exc.code not in ("stale_ply", "stale_deal", "not_your_turn", "match_over"):
                 raise
 
 

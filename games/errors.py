@@ -44,6 +44,15 @@ class StalePlyError(ServiceError):
     message = "The deal has moved on since the position you sent."
 
 
+class StaleDealError(StalePlyError):
+    """A move names a deal that is not the match's current one (a move prepared in one
+    deal must never land at the same ply of the next)."""
+
+    code = "stale_deal"
+    status = 409
+    message = "That deal is over: the match has moved on to the next one."
+
+
 class MatchNotStartedError(ServiceError):
     code = "match_not_started"
     status = 409

@@ -66,6 +66,13 @@ class Match(models.Model):
     end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)
     public = models.BooleanField(default=False)
     rated = models.BooleanField(default=False)
+    rating_weight = models.FloatField(
+        default=1.0,
+        help_text=(
+            "How much a rated match moves ratings (1: fully), set when it finishes: less "
+            "when the same two people had rated results shortly before (games.rated_games)."
+        ),
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="matches_created"
     )

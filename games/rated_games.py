@@ -15,6 +15,16 @@ player was already rated (two matches of one player, say a bot, ending within th
 instant). It is applied when it appears, after the other, and a warning is logged;
 a recompute would put it first.
 
+**Repeated results.** Rated results between the same two people in a short time count
+less, then not at all (two accounts of one person trading wins, say): when a rated match
+finishes, :func:`match_rating_weight` counts, for each two people on opposite teams, the
+rated matches they finished against each other within ``RATING_REPEAT_WINDOW_HOURS``
+before it; with ``n`` of them (the most of any two) the match's ratings move with weight
+``REPEAT_WEIGHTS[n]``: 1, then 1/2, then 1/4, then 0. The weight is stored on the match
+(``Match.rating_weight``), so the task and ``ratings_recompute`` apply the same one. Bots
+are left out of it: they do not collude, and playing a bot again and again is ordinary
+practice.
+
 The periodic :func:`ratings_sweep` re-queues finished rated matches that still have no
 rating changes, and adds the newly rated matches to the players' statistics.
 """
@@ -29,7 +39,8 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, Protocol
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -54,9 +65,11 @@ def _game(
     finished_at: Any,
     seats: list[tuple[int, int]],
     deals: list[DealResult],
+    weight: float = 1.0,
 ) -> RatedGame:
     by_seat = dict(seats)
     return RatedGame(
+        weight=weight,
         match_id=match_id,
         category=category_for_players(players),
         finished_at=finished_at,
@@ -87,11 +100,11 @@ def rated_games_load(match_ids: set[uuid.UUID]) -> dict[uuid.UUID, RatedGame]:
         deals.setdefault(match_id, []).append(DealResult((p0, p1), winner))
     return {
         match_id: _game(
-            match_id, players, winner, finished_at, seats[match_id], deals.get(match_id, [])
+            match_id, players, winner, finished_at, seats[match_id], deals.get(match_id, []), w
         )
-        for match_id, players, winner, finished_at in _rated_finished()
+        for match_id, players, winner, finished_at, w in _rated_finished()
         .filter(id__in=match_ids)
-        .values_list("id", "players", "winner_team", "finished_at")
+        .values_list("id", "players", "winner_team", "finished_at", "rating_weight")
     }
 
 
@@ -101,7 +114,7 @@ def rated_games_in_finish_order(*, chunk: int = 20000) -> tuple[int, Iterator[Ra
     rows = list(
         _rated_finished()
         .order_by("finished_at", "id")
-        .values_list("id", "players", "winner_team", "finished_at")
+        .values_list("id", "players", "winner_team", "finished_at", "rating_weight")
     )
 
     def iterate() -> Iterator[RatedGame]:
@@ -122,12 +135,71 @@ def rated_games_in_finish_order(*, chunk: int = 20000) -> tuple[int, Iterator[Ra
                 .values_list("match_id", "points_team0", "points_team1", "winner_team")
             ):
                 deals.setdefault(match_id, []).append(DealResult((p0, p1), winner))
-            for match_id, players, winner, finished_at in part:
+            for match_id, players, winner, finished_at, weight in part:
                 yield _game(
-                    match_id, players, winner, finished_at, seats[match_id], deals.get(match_id, [])
+                    match_id,
+                    players,
+                    winner,
+                    finished_at,
+                    seats[match_id],
+                    deals.get(match_id, []),
+                    weight,
                 )
 
     return len(rows), iterate()
+
+
+# --- Repeated results --------------------------------------------------------------------
+
+REPEAT_WEIGHTS = (1.0, 0.5, 0.25)  # then 0: see the module's docstring
+
+
+def match_rating_weight(match: Match, *, now: Any) -> float:
+    """The weight of ``match``'s rated result, as it finishes at ``now`` (in its
+    transaction, under its lock): see "Repeated results" above. 1.0 for an unrated match.
+
+    Each pair of people is locked for the transaction (a PostgreSQL advisory lock), so
+    two of their matches finishing at once count each other.
+    """
+    if not match.rated:
+        return 1.0
+    seats = list(
+        Seat.objects.filter(match=match, user__is_bot=False, user__isnull=False).values_list(
+            "number", "user_id"
+        )
+    )
+    pairs = sorted(
+        (min(a, b), max(a, b))
+        for number_a, a in seats
+        for number_b, b in seats
+        if number_a % 2 == 0 and number_b % 2 == 1
+    )
+    if not pairs:
+        return 1.0
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            for a, b in pairs:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [a, b])
+    since = now - timedelta(hours=settings.RATING_REPEAT_WINDOW_HOURS)
+    people = {user for pair in pairs for user in pair}
+    recent: dict[uuid.UUID, dict[int, int]] = {}
+    for match_id, number, user_id in (
+        Seat.objects.filter(
+            user_id__in=people,
+            match__rated=True,
+            match__status=MatchStatus.FINISHED,
+            match__finished_at__gte=since,
+            match__players=match.players,
+        )
+        .exclude(match=match)
+        .values_list("match_id", "number", "user_id")
+    ):
+        recent.setdefault(match_id, {})[user_id] = number % 2
+    repeats = max(
+        sum(1 for teams in recent.values() if a in teams and b in teams and teams[a] != teams[b])
+        for a, b in pairs
+    )
+    return REPEAT_WEIGHTS[repeats] if repeats < len(REPEAT_WEIGHTS) else 0.0
 
 
 # --- Queueing ---------------------------------------------------------------------------

@@ -7,8 +7,8 @@ own PostgreSQL, redis-server, gunicorn and Celery) only where those programs are
 Elsewhere they are skipped with the reason, unless BRISCOLA_REQUIRE_SERVICES=1 (as in CI),
 where a missing service fails them.
 
-On PostgreSQL the test database lets TRUNCATE through the move log's trigger (see
-django_db_setup), so `django_db(transaction=True)` tests work there.
+On PostgreSQL the test database, and only it, lets TRUNCATE through the move log's
+trigger (see django_db_setup), so `django_db(transaction=True)` tests work there.
 """
 
 import hashlib
@@ -150,7 +150,9 @@ def auth_client() -> Iterator[Callable[[User], APIClient]]:
 
 # --- The test database ---------------------------------------------------------------------
 
-ALLOW_TRUNCATE = "briscola.allow_truncate"
+# A schema that only the test database has: the move log's trigger lets TRUNCATE through
+# where it exists (games migration 0005), and nowhere else.
+TRUNCATE_SCHEMA = "briscola_test_truncate"
 
 
 def _is_test_database(settings_dict: dict[str, Any]) -> bool:
@@ -163,12 +165,12 @@ def _is_test_database(settings_dict: dict[str, Any]) -> bool:
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> None:
-    """pytest-django's test databases, with the move log's TRUNCATE hatch on PostgreSQL.
+    """pytest-django's test databases, where the move log may be emptied (PostgreSQL).
 
     Django empties the tables after each transactional test with TRUNCATE, which the
-    trigger on games_move refuses unless `briscola.allow_truncate` is on (games migration
-    0002). It is set on the test database only, so that every new connection inherits it,
-    and on the connection already open.
+    trigger on games_move refuses unless the database has the schema
+    ``briscola_test_truncate`` (games migration 0005). It is created here, in the test
+    database only: no session setting can open that door anywhere else.
     """
     with django_db_blocker.unblock():
         for conn in connections.all():
@@ -176,13 +178,11 @@ def django_db_setup(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -
                 continue
             if not _is_test_database(conn.settings_dict):
                 raise RuntimeError(
-                    f"refusing to set {ALLOW_TRUNCATE} on {conn.settings_dict['NAME']!r}, "
+                    f"refusing to allow TRUNCATE in {conn.settings_dict['NAME']!r}, "
                     "which is not a test database"
                 )
-            name = conn.ops.quote_name(conn.settings_dict["NAME"])
             with conn.cursor() as cursor:
-                cursor.execute(f"ALTER DATABASE {name} SET {ALLOW_TRUNCATE} = 'on'")
-                cursor.execute(f"SET {ALLOW_TRUNCATE} = 'on'")
+                cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {TRUNCATE_SCHEMA}")
 
 
 @pytest.fixture

@@ -81,12 +81,18 @@ def is_provisional(sigma: float) -> bool:
     return sigma >= PROVISIONAL_SIGMA
 
 
-def rate_game(teams: Sequence[Sequence[Skill]], winner: int | None) -> list[list[Skill]]:
+def rate_game(
+    teams: Sequence[Sequence[Skill]], winner: int | None, weight: float = 1.0
+) -> list[list[Skill]]:
     """New skills after one game between two teams; ``winner`` 0 or 1, None for a draw.
 
     A match counts as one game whatever its number of deals; a resignation is a loss for
-    the team that resigned (the caller passes the other team as ``winner``).
+    the team that resigned (the caller passes the other team as ``winner``). ``weight``
+    (0 to 1) scales each player's change of ``mu`` and ``sigma``: 1 is the model's full
+    update, 0 none (a repeated result between the same people, games.rated_games).
     """
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError("weight is between 0 and 1")
     if len(teams) != 2 or len(teams[0]) != len(teams[1]) or not teams[0]:
         raise ValueError("a game is two teams of the same, non-zero size")
     if winner not in (0, 1, None):
@@ -95,7 +101,16 @@ def rate_game(teams: Sequence[Sequence[Skill]], winner: int | None) -> list[list
     rated = MODEL.rate(
         [[MODEL.rating(mu=s.mu, sigma=s.sigma) for s in team] for team in teams], ranks=ranks
     )
-    return [[Skill(float(r.mu), float(r.sigma)) for r in team] for team in rated]
+    full = [[Skill(float(r.mu), float(r.sigma)) for r in team] for team in rated]
+    if weight == 1.0:
+        return full
+    return [
+        [
+            Skill(old.mu + weight * (new.mu - old.mu), old.sigma + weight * (new.sigma - old.sigma))
+            for old, new in zip(before, after, strict=True)
+        ]
+        for before, after in zip(teams, full, strict=True)
+    ]
 
 
 def result_for_team(team: int, winner: int | None) -> Result:
@@ -126,6 +141,7 @@ class RatedGame:
     teams: tuple[tuple[int, ...], tuple[int, ...]]
     winner: int | None
     deals: tuple[DealResult, ...] = ()
+    weight: float = 1.0  # how much it moves ratings (games.rated_games: repeated results)
 
     @property
     def order_key(self) -> tuple[datetime, str]:

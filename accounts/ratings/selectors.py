@@ -18,6 +18,7 @@ from accounts.ratings.math import (
     display_rating,
     is_provisional,
 )
+from accounts.selectors import user_by_name
 from briscola_service.exceptions import ServiceError
 
 JSON = dict[str, Any]
@@ -42,8 +43,9 @@ def category_check(category: str) -> str:
 
 
 def player_get(*, username: str) -> User:
-    """An active account (person or bot) by user name, in any letter case."""
-    user = User.objects.filter(username__iexact=username, is_active=True).first()
+    """An active account (person or bot) by user name, in any letter case (see
+    accounts.selectors.user_by_name: a name with a NUL byte is a 400)."""
+    user = user_by_name(username)
     if user is None:
         raise PlayerNotFoundError(details={"username": username})
     return user

@@ -83,7 +83,9 @@ def rated_game_apply(*, game: RatedGame) -> int:
             if _already_applied(game.match_id):
                 return 0
             before = {u: Skill(ratings[u].mu, ratings[u].sigma) for u in user_ids}
-            after = rate_game([[before[u] for u in team] for team in game.teams], game.winner)
+            after = rate_game(
+                [[before[u] for u in team] for team in game.teams], game.winner, game.weight
+            )
             changes = []
             for team_number, (team, skills) in enumerate(zip(game.teams, after, strict=True)):
                 result = result_for_team(team_number, game.winner)
@@ -244,7 +246,7 @@ def ratings_rebuild(
         previous = game.order_key
         category = game.category
         before = [[skills.get((u, category), fresh) for u in team] for team in game.teams]
-        after = rate_game(before, game.winner)
+        after = rate_game(before, game.winner, game.weight)
         for team_number, team in enumerate(game.teams):
             result = result_for_team(team_number, game.winner)
             for user_id, old, new in zip(

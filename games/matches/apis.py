@@ -218,10 +218,12 @@ class MoveCreateApi(APIView):
         summary="Play a card",
         description=(
             "`card` is one of your `legal` cards; `ply` is the deal's `ply` you last saw "
-            "(a JSON integer). Answers the match as the move left it. Errors: `invalid_card` 400, "
+            "(a JSON integer) and `deal` the id of that deal (`current_deal.id`; optional, "
+            "recommended). Answers the match as the move left it. Errors: `invalid_card` 400, "
             "`card_not_in_hand` 400, `not_a_player` 403, `match_not_found` 404, "
-            "`stale_ply` 409 (details.current_ply), `not_your_turn` 409, `match_over` 409, "
-            "`match_not_started` 409.\n\n"
+            "`stale_deal` 409 (details.current_deal: the deal you named is not the "
+            "current one), `stale_ply` 409 (details.current_ply), `not_your_turn` 409, "
+            "`match_over` 409, `match_not_started` 409.\n\n"
             "Send an `Idempotency-Key` header to make a retry safe: the retry of a move "
             "that was played answers its first response instead of `stale_ply`."
         ),
@@ -235,7 +237,14 @@ class MoveCreateApi(APIView):
     def _play(self, request: Request, match_id: str) -> Response:
         data = MoveInput(data=request.data)
         data.is_valid(raise_exception=True)
-        played = services.move_play(match_id=match_id, user=request.user, **data.validated_data)
+        values = data.validated_data
+        played = services.move_play(
+            match_id=match_id,
+            user=request.user,
+            card=values["card"],
+            ply=values["ply"],
+            deal_id=values.get("deal"),
+        )
         if played.stale:  # a bot replied in-process (no broker): show the match as it is now
             return _detail(request, match_id, status.HTTP_201_CREATED)
         # The match as the move left it, from what the move's transaction read and wrote.

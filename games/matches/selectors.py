@@ -90,8 +90,15 @@ def seat_of_user(seats: list[Seat], user: User) -> Seat | None:
 
 
 def is_admin(user: User) -> bool:
-    """Administrators (staff) may see every deal, at any time."""
+    """Administrators (staff) may see every deal, at any time (see :func:`staff_powers`)."""
     return bool(user.is_authenticated and user.is_staff)
+
+
+def staff_powers(user: User, seats: Sequence[Seat]) -> bool:
+    """Whether ``user`` acts as an administrator in the match of ``seats``: staff, and
+    holding no seat in it (joined or invited). A staff member who plays sees what their
+    seat sees, like anyone at the table."""
+    return is_admin(user) and not any(seat.user_id == user.pk for seat in seats)
 
 
 def match_visible_to(match: Match, seats: list[Seat], user: User) -> bool:
@@ -555,10 +562,10 @@ def _clock_event(event: MatchEvent) -> JSON:
 
 def deal_record_for_user(*, deal: Deal, user: User) -> JSON:
     """A deal's full record: once it is over, to its players (to all if the match is
-    public); at any time to administrators."""
+    public); at any time to administrators who do not play in the match."""
     match = deal.match
     seats = match_seats(match)
-    admin = is_admin(user)
+    admin = staff_powers(user, seats)
     is_player = seat_of_user(seats, user) is not None
     if not (admin or is_player or match.public):
         raise MatchPrivateError()

@@ -56,7 +56,8 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
 
     default_error_messages = {
         # Braces doubled: DRF formats error messages with str.format.
-        "invalid": 'A seat is "open", {{"bot": "<level>"}} or {{"user": "<username>"}}.'
+        "invalid": 'A seat is "open", {{"bot": "<level>"}} or {{"user": "<username>"}}.',
+        "control": "A bot level or user name has no control characters (such as NUL).",
     }
 
     def to_internal_value(self, data: Any) -> SeatSpec:
@@ -65,6 +66,8 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
         if isinstance(data, dict) and len(data) == 1:
             ((kind, value),) = data.items()
             if kind in ("bot", "user") and isinstance(value, str) and value:
+                if "\x00" in value or any(ord(ch) < 32 for ch in value):
+                    self.fail("control")
                 return SeatSpec(kind, value)
         self.fail("invalid")
         raise AssertionError  # unreachable
@@ -158,6 +161,16 @@ class MoveInput(StrictSerializer):
         min_value=0,
         max_value=39,
         help_text="The deal's `ply` (cards played so far) you saw: a JSON integer.",
+    )
+    deal = serializers.IntegerField(
+        min_value=1,
+        max_value=2**63 - 1,
+        required=False,
+        help_text=(
+            "The id of the deal you saw (`current_deal.id`). Recommended: a move prepared "
+            "in one deal is then refused (409 `stale_deal`) instead of landing at the same "
+            "ply of the next deal."
+        ),
     )
 
 

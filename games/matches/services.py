@@ -22,9 +22,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from accounts.models import User
+from accounts.selectors import user_by_name
 from accounts.services import bot_account_ensure
+from accounts.usernames import lookup_key
 from briscola_service import metrics, queueing
 from games import live, rules
 from games.bots import choose_card
@@ -40,6 +43,7 @@ from games.errors import (
     NotAPlayerError,
     NotMatchCreatorError,
     SeatUnavailableError,
+    StaleDealError,
     StalePlyError,
 )
 from games.matches import selectors, snapshots
@@ -53,7 +57,7 @@ from games.models import (
     Move,
     Seat,
 )
-from games.rated_games import match_rating_queue_on_commit
+from games.rated_games import match_rating_queue_on_commit, match_rating_weight
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +129,8 @@ def match_create(
             bots_of_level[spec.value] = bots_of_level.get(spec.value, 0) + 1
             users.append(bot_account_ensure(level=spec.value, copy=bots_of_level[spec.value]))
         elif spec.kind == "user":
-            name = spec.value.lower()
-            user = User.objects.filter(username__iexact=spec.value, is_active=True).first()
+            name = lookup_key(spec.value)
+            user = user_by_name(spec.value, field="seats")
             if user is None or user.is_bot:
                 raise InvalidMatchError(
                     f"No player named {spec.value!r} (invite bots with {{'bot': level}}).",
@@ -208,10 +212,13 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
 
 
 def match_abort(*, match_id: object, user: User) -> Match:
-    """The creator calls off a match that has not started."""
+    """The creator calls off a match that has not started (or an administrator who
+    holds no seat in it)."""
     with transaction.atomic():
         match = _lock_match(match_id)
-        if match.created_by_id != user.pk and not user.is_staff:
+        if match.created_by_id != user.pk and not selectors.staff_powers(
+            user, list(match.seats.all())
+        ):
             raise NotMatchCreatorError()
         if match.status != MatchStatus.WAITING:
             raise MatchNotJoinableError("Only a match still waiting for players can be aborted.")
@@ -306,9 +313,9 @@ def move_play(
     """Play ``card`` for ``user``'s seat at position ``ply``. Locks the match.
 
     Returns the match as the move left it (see :class:`MovePlayed`). Raises
-    ``StalePlyError`` when the deal is no longer at ``ply`` (another move got there first)
-    or, with ``deal_id``, no longer that deal; and the rules engine's errors for an
-    illegal card.
+    ``StaleDealError`` (409 ``stale_deal``) when ``deal_id`` is given and is not the
+    match's current deal, ``StalePlyError`` when the deal is no longer at ``ply`` (another
+    move got there first); and the rules engine's errors for an illegal card.
 
     One path: once the match is locked and its version read, the move is checked
     (:func:`_move_checked`) against the match as it is at that version
@@ -442,9 +449,9 @@ def _deal_end(match: Match, state: rules.Deal) -> MovePlayed:
 
 def _check_deal(current: int, deal_id: int | None) -> None:
     if deal_id is not None and current != deal_id:
-        raise StalePlyError(
-            "That deal is over: the match has moved on to the next one.",
-            details={"deal": current, "your_deal": deal_id},
+        raise StaleDealError(
+            f"The match's current deal is {current}, not {deal_id}: refresh and play again.",
+            details={"current_deal": current, "your_deal": deal_id},
         )
 
 
@@ -478,7 +485,8 @@ def _deal_finish(
         match.winner_team = counted.winner
         match.end_reason = EndReason.PLAYED
         match.finished_at = now
-        fields += ["status", "winner_team", "end_reason", "finished_at"]
+        match.rating_weight = match_rating_weight(match, now=now)
+        fields += ["status", "winner_team", "end_reason", "finished_at", "rating_weight"]
     match.save(update_fields=fields)
     if counted.is_over:
         clocks.clock_clear(match)
@@ -491,7 +499,13 @@ def _deal_finish(
 
 
 def match_resign(*, match_id: object, user: User) -> Match:
-    """``user``'s team gives up: the match ends at once and the other team wins it."""
+    """``user``'s team gives up: the match ends at once and the other team wins it.
+
+    Unless some person at the table has not played a card yet in the match: then nothing
+    was played out between them, and the match is aborted instead, unrated and with no
+    winner (as Lichess aborts a game resigned before both sides moved). A resignation at
+    ply 0 was a free rated win for a second account.
+    """
     with transaction.atomic():
         match = _lock_match(match_id)
         seats = list(match.seats.select_related("user").order_by("number"))
@@ -502,16 +516,33 @@ def match_resign(*, match_id: object, user: User) -> Match:
             raise MatchNotStartedError("The match has not started: abort it instead.")
         if match.status != MatchStatus.ACTIVE:
             raise MatchOverError()
-        match_end_early(match, winner_team=1 - seat.team, reason=EndReason.RESIGNED)
+        if not everyone_has_played(match, seats):
+            # Nothing was played out between the people at the table: aborted, unrated.
+            match_end_early(match, winner_team=None, reason=EndReason.ABORTED, aborted=True)
+        else:
+            match_end_early(match, winner_team=1 - seat.team, reason=EndReason.RESIGNED)
     return match
+
+
+def everyone_has_played(match: Match, seats: Sequence[Seat]) -> bool:
+    """Whether every person (not bot) seated in ``match`` has played a card in it (issue
+    19, item 14: a resignation before that is an abort, as on Lichess)."""
+    people = {s.number for s in seats if s.user is not None and not s.user.is_bot}
+    played = set(
+        Move.objects.filter(deal__match=match, seat__in=people)
+        .values_list("seat", flat=True)
+        .distinct()
+    )
+    return played >= people
 
 
 def match_end_early(
     match: Match, *, winner_team: int | None, reason: str, aborted: bool = False
 ) -> None:
     """Under the match's lock: end an active match during its deal (a resignation, a
-    timeout): the deal is abandoned, ``winner_team`` wins (a rated match is rated), or,
-    ``aborted``, the match is aborted, unrated, and nobody wins."""
+    timeout): the deal is abandoned, ``winner_team`` wins (a rated match is rated, with the
+    weight of games.rated_games.match_rating_weight), or, ``aborted``, the match is
+    aborted, unrated, and nobody wins."""
     now = timezone.now()
     deal = _current_deal(match)
     state = deal_state(deal)
@@ -523,7 +554,11 @@ def match_end_early(
     match.winner_team = None if aborted else winner_team
     match.end_reason = reason
     match.finished_at = now
-    match.save(update_fields=["status", "winner_team", "end_reason", "finished_at"])
+    fields = ["status", "winner_team", "end_reason", "finished_at"]
+    if not aborted:
+        match.rating_weight = match_rating_weight(match, now=now)
+        fields.append("rating_weight")
+    match.save(update_fields=fields)
     clocks.clock_clear(match)
     if not aborted:
         match_rating_queue_on_commit(match)
@@ -579,6 +614,20 @@ def _bot_reply_send(deal_id: int, ply: int, level: str) -> bool:
     return queueing.task_send(name, deal_id, ply, what=f"bot reply for deal {deal_id} ply {ply}")
 
 
+def bot_decision_seed(*, deal: Deal, ply: int) -> str:
+    """The seed of the bot's decision at ``ply`` of ``deal``: a server secret.
+
+    An HMAC-SHA256 keyed by ``settings.SECRET_KEY`` (Django's ``salted_hmac``, with a salt
+    of its own) over the deal's secret seed and the ply. Nothing a seat sees lets anyone
+    compute it, not even the deal's seed once the deal is over and it is revealed (a seed
+    made of public values, such as the deal's id and the ply, let an opponent predict
+    which card the random bot would play). The server can still reproduce every decision:
+    the same deal and ply always give the same seed (while SECRET_KEY stays the same).
+    """
+    value = f"{deal.seed}:{ply}"
+    return salted_hmac("games.bot_decision_seed", value, algorithm="sha256").hexdigest()
+
+
 def bot_move_play(*, deal_id: int, ply: int) -> bool:
     """Play the bot's card in deal ``deal_id`` if the deal is still at ``ply``.
 
@@ -610,7 +659,10 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
     thinking = time.perf_counter()
     card = choose_card(
-        bot.bot_level, view, seed=f"{deal.pk}:{ply}", budget_ms=settings.BOT_THINK_MS
+        bot.bot_level,
+        view,
+        seed=bot_decision_seed(deal=deal, ply=ply),
+        budget_ms=settings.BOT_THINK_MS,
     )
     metrics.BOT_THINK_SECONDS.labels(bot.bot_level).observe(time.perf_counter() - thinking)
     try:

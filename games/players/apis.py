@@ -54,7 +54,11 @@ class PlayerRatingHistoryApi(APIView):
     @extend_schema(
         operation_id="players_rating_history",
         tags=["players"],
-        summary="A player's rating changes, newest first (paginated)",
+        summary="A player's rating changes that you may see, newest first (paginated)",
+        description=(
+            "Only the changes of matches you may see, as the player's match list: a "
+            "private match's are shown to its players and administrators only."
+        ),
         parameters=[_category_parameter("Only this category (default: both).")],
         responses={200: RatingChangeOutput(many=True), **READ_ERRORS},
     )
@@ -62,8 +66,8 @@ class PlayerRatingHistoryApi(APIView):
         filters = CategoryFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
-        queryset = rating_selectors.rating_history(
-            user=player, category=filters.validated_data.get("category")
+        queryset = player_selectors.player_rating_history(
+            player=player, viewer=request.user, category=filters.validated_data.get("category")
         )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self) or []

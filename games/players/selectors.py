@@ -6,8 +6,12 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, QuerySet
 
-from accounts.models import User
-from accounts.ratings.selectors import rating_change_json, rating_changes_by_match
+from accounts.models import RatingChange, User
+from accounts.ratings.selectors import (
+    rating_change_json,
+    rating_changes_by_match,
+    rating_history,
+)
 from games.matches.selectors import last_move_at_subquery, match_summary, matches_visible_to
 from games.models import Match, Seat
 
@@ -23,6 +27,16 @@ def player_matches(*, player: User, viewer: User) -> QuerySet[Match]:
         .prefetch_related("seats__user")
         .order_by("-created_at", "id")
     )
+
+
+def player_rating_history(
+    *, player: User, viewer: User, category: str | None = None
+) -> QuerySet[RatingChange]:
+    """``player``'s rating changes, newest first, of the matches ``viewer`` may see: the
+    same matches as :func:`player_matches` lists (a private match's id, time and result
+    are for its players and administrators)."""
+    visible = matches_visible_to(viewer).values("pk")
+    return rating_history(user=player, category=category).filter(match_id__in=visible)
 
 
 def player_matches_json(*, player: User, matches: list[Match]) -> list[dict[str, Any]]:

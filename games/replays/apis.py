@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
+from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
 from games import rules
 from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.matches import selectors
@@ -229,7 +230,11 @@ class RecordCheckApi(APIView):
         if len(raw) > replays.RECORD_MAX_BYTES:
             raise replays.RecordTooLargeError()
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = json_loads(raw.decode("utf-8"))
+        except JSONTooDeepError:
+            raise rules.RecordError(
+                f"nested deeper than {MAX_JSON_DEPTH} levels", where="record"
+            ) from None
         except UnicodeDecodeError:
             raise rules.RecordError("not UTF-8 text", where="record") from None
         except json.JSONDecodeError as exc:
@@ -237,4 +242,6 @@ class RecordCheckApi(APIView):
                 f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                 where="record",
             ) from None
+        except ValueError as exc:  # NaN or Infinity: not JSON
+            raise rules.RecordError(f"not valid JSON: {exc}", where="record") from None
         return Response(replays.record_check(data=data))

@@ -6,7 +6,8 @@ Who may replay what (docs/rules.md, "What each seat may know"):
   only up to the present (the position after the moves already made);
 - once it is over (finished, or abandoned when the match ended early), everything about
   it is open to its players, and to everyone if the match is public;
-- administrators (``is_staff``) may replay any deal, from any seat, at any time.
+- administrators (``is_staff``) may replay any deal, from any seat, at any time, except
+  in a match they play in: there they are players like the others.
 
 Secrets are stripped by :mod:`games.rules.views` only: a seat's position is
 ``seat_view`` of the deal replayed up to the asked ply, never a full view filtered here.
@@ -27,10 +28,10 @@ from games.matches.selectors import (
     deal_record_for_user,
     deal_summary,
     deck_for_seed,
-    is_admin,
     match_seats,
     match_summary,
     seat_of_user,
+    staff_powers,
 )
 from games.models import Deal, DealStatus, Match, Move
 
@@ -76,7 +77,7 @@ def deal_replay_for_user(
     then (None: the full view, every hand), with the steps that led there."""
     match = deal.match
     seats = match_seats(match)
-    admin = is_admin(user)
+    admin = staff_powers(user, seats)
     mine = seat_of_user(seats, user)
     if not (admin or mine is not None or match.public):
         raise MatchPrivateError()
@@ -160,7 +161,7 @@ def deal_export_text(*, deal: Deal, record: rules.DealRecord) -> str:
 def match_export_for_user(*, match: Match, user: User) -> JSON:
     """Every deal of the match that is over, as records to export."""
     seats = match_seats(match)
-    if not (is_admin(user) or seat_of_user(seats, user) is not None or match.public):
+    if not (staff_powers(user, seats) or seat_of_user(seats, user) is not None or match.public):
         raise MatchPrivateError()
     deals = []
     for deal in match.deals.exclude(status=DealStatus.ACTIVE).order_by("number"):

@@ -367,6 +367,86 @@ CASES: list[Case] = [
         status=404,
         code="player_not_found",
     ),
+    # -- issue 19, item 11: NUL bytes (PostgreSQL refuses them in text) and deep JSON ------
+    *[
+        Case(
+            f"nul in player name{page}",
+            "get",
+            f"/api/v1/players/a%00b{page}",
+            status=400,
+            code="invalid_input",
+        )
+        for page in ("", "/rating-history", "/matches")
+    ],
+    Case(
+        "nul in an invitation",
+        "post",
+        "/api/v1/matches",
+        {"players": 2, "seats": [{"user": "a\u0000b"}]},
+        status=400,
+        code="invalid_input",
+    ),
+    Case(
+        "nul in a bot level",
+        "post",
+        "/api/v1/matches",
+        {"players": 2, "seats": [{"bot": "gr\u0000eedy"}]},
+        status=400,
+        code="invalid_input",
+    ),
+    *[
+        Case(
+            f"nul in {field} {u}",
+            "post",
+            u,
+            {"username": "a\u0000b" if field == "username" else "alice", "password": "p\u0000"},
+            status=400,
+            code="invalid_input",
+        )
+        for u in ("/api/v1/auth/register", "/api/v1/auth/token")
+        for field in ("username", "password")
+    ],
+    Case(
+        "nul in a card",
+        "post",
+        "/api/v1/matches/{match}/moves",
+        {"card": "A\u0000d", "ply": 0},
+        status=400,
+        code="invalid_input",
+    ),
+    # JSON nested deeper than briscola_service.parsers.MAX_JSON_DEPTH: 400 before it is
+    # decoded (1,000 levels, 2 kB, exhausted Python's stack: a RecursionError, a 500).
+    *[
+        Case(
+            f"json {depth} deep {u}",
+            "post",
+            u,
+            raw=b"[" * depth + b"]" * depth,
+            status=400,
+            code="malformed_request",
+        )
+        for u in WRITES
+        for depth in (1_000, 5_000)
+    ],
+    *[
+        Case(
+            f"json {depth} deep /api/v1/records/check",
+            "post",
+            "/api/v1/records/check",
+            raw=b"[" * depth + b"]" * depth,
+            status=400,
+            code="invalid_record",  # as any body that is not a JSON record there
+        )
+        for depth in (33, 1_000, 5_000)
+    ],
+    Case(
+        "json 1000 deep in a record",
+        "post",
+        "/api/v1/records/check",
+        raw=b'{"format": "briscola-deal/1", "moves": ' + b"[" * 1000 + b"]" * 1000 + b"}",
+        status=400,
+        code="invalid_record",
+    ),
 ]
 
 
@@ -484,3 +564,21 @@ def test_malformed_tokens_get_401(
         response = client.post(url, {}, format="json", HTTP_AUTHORIZATION=header)
     assert_clean_error(response, 401, code)
     assert response["WWW-Authenticate"] == "Token"
+
+
+def test_json_depth_limit_counts_only_nesting() -> None:
+    """The limit is on nesting: brackets in strings, and many side by side, are fine."""
+    from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
+
+    tricky = {"s": "[" * 10_000, "t": '\\"]{'}
+    assert json_loads(json.dumps(tricky)) == tricky
+    assert len(json_loads(json.dumps([[1]] * 10_000))) == 10_000
+    deepest = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert json_loads(deepest) is not None
+    with pytest.raises(JSONTooDeepError):
+        json_loads("[" + deepest + "]")
+    with pytest.raises(JSONTooDeepError):
+        json_loads('{"a": ' * (MAX_JSON_DEPTH + 1) + "1" + "}" * (MAX_JSON_DEPTH + 1))
+    # Brackets that do not pair up, nested past Python's stack: refused, not a crash.
+    with pytest.raises((JSONTooDeepError, ValueError)):
+        json_loads("[" * 5000 + "}" * 5000)

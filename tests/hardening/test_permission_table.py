@@ -15,6 +15,10 @@ Roles:
 - ``player``: the match's creator, in seat 0;
 - ``opponent``: another person, invited to seat 1 (seated once the match is active);
 - ``admin``: ``is_staff`` and ``is_superuser`` (games.matches.selectors.is_admin: staff);
+- ``staff_player``: a staff account (``is_staff``) seated at the table, in the
+  ``staff_*`` phases only (seat 1, as the opponent elsewhere): a staff member who plays
+  sees what their seat sees, and staff powers apply only to matches they are not playing
+  in (issue 19, item 6);
 - ``bot``: a service bot account (``is_bot``, made by accounts.services.bot_account_ensure).
   It has an unusable password and no token, so it cannot sign in at all: its rows check
   that the token endpoint, the admin login and the browsable API's login refuse it and
@@ -24,8 +28,10 @@ Roles:
 Phases: ``-`` (no match needed), ``waiting`` (seat 1 reserved for the opponent),
 ``waiting_open`` (seat 1 open to anyone), ``active`` (mid-deal, a few moves played, seat
 0 to play), ``finished`` (the single deal played out), their ``_public`` twins,
-``resigned`` (the opponent resigned mid-deal: the deal is abandoned) and ``aborted`` (a
-waiting match with an open seat, called off by its creator).
+``resigned`` (the opponent resigned mid-deal: the deal is abandoned), ``aborted`` (a
+waiting match with an open seat, called off by its creator), and ``staff_waiting`` /
+``staff_active`` (as ``waiting`` / ``active``, with ``staff_player`` invited to or seated
+in seat 1 instead of the opponent).
 
 Write rows send a valid body (a legal card for the seat to play, a creatable match), so
 that the answer is about permission, not validation. API requests carry a token;
@@ -70,8 +76,8 @@ pytestmark = pytest.mark.django_db
 
 PASSWORD = "a-long-password-1"  # tests/conftest.py's DEFAULT_PASSWORD
 PEOPLE = ("anonymous", "stranger", "player", "opponent", "admin")
-ROLES = (*PEOPLE, "bot")
-SEAT_OF = {"player": 0, "opponent": 1}
+ROLES = (*PEOPLE, "bot", "staff_player")
+SEAT_OF = {"player": 0, "opponent": 1, "staff_player": 1}
 ACTIVE_PLY = 3  # at least this many moves are played in an "active" match
 
 # --- Expectations --------------------------------------------------------------------------
@@ -1155,6 +1161,49 @@ ROWS: list[Row] = [
         stranger=TO_ADMIN_LOGIN,
         admin=HTML_OK,
     ),
+    # --- Staff seated at a table (issue 19, item 6): their seat's view, no staff powers.
+    # ``admin`` (staff, no seat) keeps them in the same match.
+    *table("GET", MATCH, "staff_active", staff_player=OK, admin=OK, stranger=PRIVATE),
+    *table("GET", MATCH + "/events", "staff_active", staff_player=OK, admin=OK),
+    *table("GET", DEAL, "staff_active", staff_player=NOT_OVER, player=NOT_OVER, admin=OK),
+    *table("GET", DEAL + "/verify", "staff_active", staff_player=NOT_OVER, admin=OK),
+    *table("GET", DEAL + "/export", "staff_active", staff_player=NOT_OVER, admin=OK),
+    *table("GET", MATCH + "/export", "staff_active", staff_player=OK, admin=OK),
+    *table("GET", DEAL + "/replay", "staff_active", staff_player=SEAT_FORBIDDEN, admin=OK),
+    *table("GET", DEAL + "/replay?seat=0", "staff_active", staff_player=SEAT_FORBIDDEN),
+    *table("GET", DEAL + "/replay?seat=1", "staff_active", staff_player=OK, admin=OK),
+    *table("GET", DEAL + "/replay?seat=1&ply=40", "staff_active", staff_player=BEYOND_PRESENT),
+    *table(
+        "POST",
+        MATCH + "/moves",
+        "staff_active",
+        body=legal_move,
+        staff_player=NOT_YOUR_TURN,
+        admin=NOT_PLAYER,
+        player=CREATED,
+    ),
+    *table("POST", MATCH + "/resign", "staff_active", staff_player=OK, admin=NOT_PLAYER),
+    *table("POST", MATCH + "/abort", "staff_waiting", staff_player=NOT_CREATOR, admin=OK),
+    *table("GET", MATCH, "staff_waiting", staff_player=OK, stranger=PRIVATE),
+    *table("GET", "/replay/{deal}/", "staff_active", via="session", staff_player=HTML_OK),
+    # The admin shows a live deal's seed only when asked, with a warning, and never to a
+    # staff member seated at the table (tests/hardening/test_no_leaks.py reads the pages).
+    *table(
+        "GET",
+        "/admin/games/deal/{deal}/change/",
+        "staff_active",
+        via="session",
+        staff_player=HTML_OK,
+        admin=HTML_OK,
+    ),
+    *table(
+        "GET",
+        "/admin/games/deal/{deal}/change/?reveal_live_deal=1",
+        "staff_active",
+        via="session",
+        staff_player=HTML_OK,
+        admin=HTML_OK,
+    ),
 ]
 
 # --- The world each row runs in ------------------------------------------------------------
@@ -1177,6 +1226,8 @@ PHASES = (
     "finished_public",
     "resigned",
     "aborted",
+    "staff_waiting",
+    "staff_active",
 )
 PHASE_STATUS = {
     "waiting": MatchStatus.WAITING,
@@ -1185,6 +1236,8 @@ PHASE_STATUS = {
     "finished": MatchStatus.FINISHED,
     "resigned": MatchStatus.FINISHED,
     "aborted": MatchStatus.ABORTED,
+    "staff_waiting": MatchStatus.WAITING,
+    "staff_active": MatchStatus.ACTIVE,
 }
 
 
@@ -1252,14 +1305,21 @@ def _build_world(phase: str, users: dict[str, User]) -> World:
         return world
     public = phase.endswith("_public")
     base = phase.removesuffix("_public")
-    seat = SeatSpec("open") if base in ("waiting_open", "aborted") else SeatSpec("user", "opponent")
+    opponent = "opponent"
+    if base.startswith("staff_"):  # staff_player takes the opponent's place
+        base, opponent = base.removeprefix("staff_"), "staff_player"
+    seat = (
+        SeatSpec("open")
+        if base in ("waiting_open", "aborted")
+        else SeatSpec("user", users[opponent].username)
+    )
     match = match_create(
         creator=users["player"], players=2, format="single", seats=[seat], public=public
     )
     if base == "aborted":
         match_abort(match_id=match.pk, user=users["player"])
     elif base in ("active", "finished", "resigned"):
-        match = match_join(match_id=match.pk, user=users["opponent"])
+        match = match_join(match_id=match.pk, user=users[opponent])
         if base == "finished":
             _play(match, until=lambda state: False)
         else:
@@ -1295,6 +1355,7 @@ def worlds(
                 "opponent": _person("opponent"),
                 "stranger": _person("stranger"),
                 "admin": _person("admin", is_staff=True, is_superuser=True),
+                "staff_player": _person("staffplayer", is_staff=True, is_superuser=True),
                 "bot": bot_account_ensure(level="random"),
             }
             built = {phase: _build_world(phase, users) for phase in PHASES}

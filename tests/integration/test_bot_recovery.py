@@ -279,7 +279,8 @@ def test_a_move_for_another_deal_of_the_match_is_stale(games: Any, user_factory:
             ply=state.ply,
             deal_id=first.pk,
         )
-    assert refused.value.details == {"deal": second.pk, "your_deal": first.pk}
+    assert refused.value.code == "stale_deal"
+    assert refused.value.details == {"current_deal": second.pk, "your_deal": first.pk}
     assert games.move_log(second) == before
     assert Move.objects.filter(deal=first).count() == 40
     assert bot_move_play(deal_id=first.pk, ply=state.ply) is False  # a bot task: left alone

@@ -1,9 +1,11 @@
 """The move log is append-only: the model refuses changes, and so does the database.
 
 The model guards (Move.save/delete, MoveQuerySet.update/delete) hold on every database.
-The triggers of games migration 0002 hold underneath: on PostgreSQL UPDATE, DELETE and
-TRUNCATE are refused (TRUNCATE unless the test-only hatch `briscola.allow_truncate` is on);
-on SQLite, UPDATE is.
+The triggers of games migrations 0002 and 0005 hold underneath: on PostgreSQL UPDATE,
+DELETE and TRUNCATE are refused (TRUNCATE only in a database with the schema
+`briscola_test_truncate`, which the test database's setup alone creates: no session setting
+lets it through); on SQLite, UPDATE is. A deal's seed, commitment and identity cannot be
+changed either, on both.
 """
 
 import os
@@ -151,63 +153,135 @@ def test_raw_delete_is_refused_on_postgres(played: tuple[Deal, list[Move]], game
     assert games.move_log(deal) == before
 
 
-def allow_truncate_setting() -> str:
+TRUNCATE_SCHEMA = "briscola_test_truncate"  # tests/conftest.py
+
+
+def truncate_schema_exists() -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('briscola.allow_truncate', true)")
-        return str(cursor.fetchone()[0])
+        cursor.execute("SELECT to_regnamespace(%s) IS NOT NULL", [TRUNCATE_SCHEMA])
+        return bool(cursor.fetchone()[0])
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_truncate_is_refused_without_the_hatch(played: tuple[Deal, list[Move]], games: Any) -> None:
+def test_truncate_is_refused_whatever_a_session_sets(
+    played: tuple[Deal, list[Move]], games: Any
+) -> None:
+    """Issue 19, item 16: ``SET briscola.allow_truncate = 'on'`` was a hatch any session
+    could open. In a database without the test schema (dropped here inside a transaction
+    that is rolled back) TRUNCATE is refused, whatever the session set."""
     deal, _ = played
     before = games.move_log(deal)
     assert connection.get_autocommit()  # a real transaction below, not a savepoint
     for sql in ("TRUNCATE games_move", "TRUNCATE games_deal CASCADE"):
-        with (
-            pytest.raises(DatabaseError, match="append-only: TRUNCATE") as excinfo,
-            transaction.atomic(),
-            connection.cursor() as cursor,
-        ):
-            cursor.execute("SET LOCAL briscola.allow_truncate = 'off'")
-            cursor.execute(sql)
-        assert getattr(excinfo.value.__cause__, "sqlstate", None) == RESTRICT_VIOLATION
+        with pytest.raises(RuntimeError, match="rolled back"), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP SCHEMA IF EXISTS {TRUNCATE_SCHEMA}")
+                cursor.execute("SET LOCAL briscola.allow_truncate = 'on'")
+                cursor.execute("SET LOCAL search_path = pg_temp, public")
+            assert not truncate_schema_exists()
+            with (
+                pytest.raises(DatabaseError, match="append-only: TRUNCATE") as excinfo,
+                transaction.atomic(),
+                connection.cursor() as cursor,
+            ):
+                cursor.execute(sql)
+            assert getattr(excinfo.value.__cause__, "sqlstate", None) == RESTRICT_VIOLATION
+            raise RuntimeError("rolled back")
     assert games.move_log(deal) == before
-    # SET LOCAL ended with its transaction: the test database's own setting is back.
-    assert allow_truncate_setting() == "on"
-
-
-def databases_with_the_hatch() -> set[str]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT d.datname FROM pg_db_role_setting s "
-            "JOIN pg_database d ON d.oid = s.setdatabase "
-            "WHERE s.setrole = 0 AND 'briscola.allow_truncate=on' = ANY(s.setconfig)"
-        )
-        return {row[0] for row in cursor.fetchall()}
+    assert truncate_schema_exists()  # the DROP was rolled back with its transaction
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_truncate_hatch_is_on_for_the_test_database_only(
-    played: tuple[Deal, list[Move]],
-    together: Any,
-    no_stray_connections: None,
+def test_truncate_is_let_through_in_the_test_database_only(
+    played: tuple[Deal, list[Move]], no_stray_connections: None
 ) -> None:
     """What conftest's django_db_setup sets up, and what Django's flush needs."""
-    test_database = connection.settings_dict["NAME"]
-    assert allow_truncate_setting() == "on"
-    # A new connection inherits it from the database.
-    (outcome,) = together([allow_truncate_setting])
-    assert outcome.error is None and outcome.value == "on"
-    hatched = databases_with_the_hatch()
-    assert test_database in hatched
+    assert truncate_schema_exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('briscola.allow_truncate', true)")
+        assert cursor.fetchone()[0] in (None, "")  # no setting is involved any more
     url = os.environ.get("DATABASE_URL", "")
-    if url:
-        assert environ.Env.db_url_config(url)["NAME"] not in hatched
+    configured = environ.Env.db_url_config(url)["NAME"] if url else None
+    if configured and configured != connection.settings_dict["NAME"]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [configured])
+            exists = cursor.fetchone() is not None
+        if exists:  # the database the service itself would use has no such schema
+            import psycopg
+
+            params = {**connection.get_connection_params(), "dbname": configured}
+            params.pop("cursor_factory", None)
+            params.pop("context", None)
+            with psycopg.connect(**params) as other, other.cursor() as cursor:
+                cursor.execute("SELECT to_regnamespace(%s) IS NULL", [TRUNCATE_SCHEMA])
+                assert cursor.fetchone()[0] is True
 
     # Django empties tables between transactional tests exactly like this.
     assert Move.objects.exists()
     call_command("flush", verbosity=0, interactive=False)
     assert not Move.objects.exists()
     assert not Deal.objects.exists()
+
+
+# --- A deal's seed, commitment and identity, on any database ---------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("seed", "'another seed'"),
+        ("commitment", "'" + "0" * 64 + "'"),
+        ("number", "number + 10"),
+        ("dealer", "1 - dealer"),
+        ("id", "id + 1000"),
+    ],
+)
+def test_a_deals_seed_commitment_and_identity_are_immutable(
+    played: tuple[Deal, list[Move]], column: str, value: str
+) -> None:
+    """Issue 19, item 16: a plain UPDATE changed a deal's seed and commitment."""
+    deal, _ = played
+    with (
+        pytest.raises(DatabaseError, match="immutable") as excinfo,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(f"UPDATE games_deal SET {column} = {value} WHERE id = %s", [deal.pk])
+    if connection.vendor == "postgresql":
+        assert getattr(excinfo.value.__cause__, "sqlstate", None) == RESTRICT_VIOLATION
+    again = Deal.objects.get(pk=deal.pk)
+    assert (again.seed, again.commitment, again.number, again.dealer) == (
+        deal.seed,
+        deal.commitment,
+        deal.number,
+        deal.dealer,
+    )
+
+
+@pytest.mark.django_db
+def test_a_deal_moving_to_another_match_is_refused(
+    played: tuple[Deal, list[Move]], user_factory: Any, games: Any
+) -> None:
+    deal, _ = played
+    other = games.person_match(user_factory(), user_factory())
+    with pytest.raises(DatabaseError, match="immutable"), transaction.atomic():
+        Deal.objects.filter(pk=deal.pk).update(match=other)
+    with pytest.raises(DatabaseError, match="immutable"), transaction.atomic():
+        Deal.objects.filter(pk=deal.pk).update(seed="x" * 32)
+
+
+@pytest.mark.django_db
+def test_a_deals_result_is_still_written_when_it_ends(
+    played: tuple[Deal, list[Move]], games: Any
+) -> None:
+    """The trigger leaves the columns a deal's end writes alone (and a save of the same
+    values, as Django's full save does)."""
+    deal, _ = played
+    match = deal.match
+    games.play(match, 40 - len(games.move_log(deal)))
+    ended = Deal.objects.get(pk=deal.pk)
+    assert ended.status == "finished" and ended.points_team0 is not None
+    ended.save()  # every column, unchanged

@@ -113,6 +113,10 @@ class Player:
             f"/api/v1/matches/{match_id}/moves", {"card": card, "ply": ply}, status=status
         )
 
+    def move_in_deal(self, match_id: str, card: str, ply: int, deal: int, status: int = 201) -> Any:
+        body = {"card": card, "ply": ply, "deal": deal}
+        return self.post(f"/api/v1/matches/{match_id}/moves", body, status=status)
+
     def play_first_legal(self, match_id: str) -> Any:
         """Play the first legal card of the caller's view; returns the 201 body."""
         deal = self.detail(match_id)["current_deal"]

@@ -132,3 +132,44 @@ def test_moves_in_a_waiting_or_finished_match(player: Callable[..., Player]) -> 
     )
     assert error["message"]
     assert _log() == before
+
+
+@pytest.mark.django_db
+def test_a_move_prepared_in_one_deal_is_refused_in_the_next(
+    player: Callable[..., Player], play_out: Callable[..., Any]
+) -> None:
+    """Issue 19, item 9: a move names its deal (``deal``). One prepared during deal 1 and
+    sent once deal 2 has reached the same ply is refused with 409 ``stale_deal``, instead
+    of being played in deal 2; the same move naming deal 2 is played."""
+    alice, bob = player("alice"), player("bob")
+    match_id = alice.create(format="first_to_2", seats=[{"user": "bob"}])["id"]
+    bob.join(match_id)
+    at = {0: alice, 1: bob}
+    first = alice.detail(match_id)["current_deal"]["id"]
+    detail = play_out(
+        match_id,
+        [alice, bob],
+        stop=lambda d: d["current_deal"]["id"] != first and d["current_deal"]["ply"] >= 5,
+    )
+    deal = detail["current_deal"]
+    assert deal["id"] != first and detail["deals"][0]["status"] == "finished"
+    mover = at[deal["turn"]]
+    view = mover.detail(match_id)["current_deal"]
+    before = _log()
+    moves = f"{URL}/{match_id}/moves"
+    stale = {"card": view["legal"][0], "ply": view["ply"], "deal": first}
+    error = mover.error("post", moves, stale, 409, "stale_deal")
+    assert error["details"] == {"current_deal": deal["id"], "your_deal": first}
+    assert _log() == before
+    for bad in (0, -1, "one", None, 2**63):
+        body = {"card": view["legal"][0], "ply": view["ply"], "deal": bad}
+        assert "deal" in mover.error("post", moves, body, 400, "invalid_input")["details"]
+    assert _log() == before
+    played = mover.move_in_deal(match_id, view["legal"][0], view["ply"], deal["id"])
+    assert played["current_deal"]["ply"] == view["ply"] + 1
+    # Without ``deal`` a move is still taken (older clients): only the ply is checked.
+    mover = at[played["current_deal"]["turn"]]
+    view = mover.detail(match_id)["current_deal"]
+    assert mover.move(match_id, view["legal"][0], view["ply"])["current_deal"]["ply"] == (
+        view["ply"] + 1
+    )

@@ -80,12 +80,26 @@ def test_resigning_ends_the_match_for_the_other_team(player: Callable[..., Playe
 def test_the_creator_resigning_against_a_bot(player: Callable[..., Player]) -> None:
     alice = player("alice")
     match_id = alice.create(format="first_to_3")["id"]
+    alice.play_first_legal(match_id)  # every person has played a card: a real resignation
     body = alice.post(f"{URL}/{match_id}/resign")
     assert body["status"] == "finished" and body["winner"] == 1
     assert body["end_reason"] == "resigned"
     assert [d["status"] for d in body["deals"]] == ["abandoned"]
     assert body["current_deal"]["legal"] == [] and body["current_deal"]["turn"] is None
+
+
+@pytest.mark.django_db
+def test_resigning_before_playing_a_card_aborts_the_match(player: Callable[..., Player]) -> None:
+    """Issue 19, item 14: before every person at the table has played a card, resigning
+    aborts the match: no winner, never rated."""
+    alice = player("alice")
+    match_id = alice.create(format="first_to_3", rated=True)["id"]
+    body = alice.post(f"{URL}/{match_id}/resign")
+    assert (body["status"], body["end_reason"], body["winner"]) == ("aborted", "aborted", None)
+    assert [d["status"] for d in body["deals"]] == ["abandoned"]
+    assert body["current_deal"]["legal"] == [] and body["current_deal"]["turn"] is None
     assert len(body["current_deal"]["hand"]) == 3
+    assert body["rating_changes"] == []
 
 
 @pytest.mark.django_db

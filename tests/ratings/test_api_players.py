@@ -128,3 +128,33 @@ def test_admin_lists_and_recomputes(
     assert response.status_code == 200
     assert b"Recompute queued" in response.content
     assert snapshot() == before
+
+
+def test_rating_history_hides_private_matches_as_the_match_list_does(
+    rated_history: Any, auth_client: Any, user_factory: Any
+) -> None:
+    """Issue 19, item 15: a rating change names its match (id, time, result); a private
+    match's is shown only to those who may see the match, as in the player's match list."""
+    m1, m2, private = rated_history["m1"], rated_history["m2"], rated_history["private"]
+    dave = user_factory(username="dave")
+    root = user_factory(username="root", is_staff=True)
+
+    def history(viewer: Any, name: str) -> set[str]:
+        body = auth_client(viewer).get(f"/api/v1/players/{name}/rating-history").json()
+        assert body["count"] == len(body["results"])
+        return {c["match"] for c in body["results"]}
+
+    def matches(viewer: Any, name: str) -> set[str]:
+        body = auth_client(viewer).get(f"/api/v1/players/{name}/matches").json()
+        return {m["id"] for m in body["results"]}
+
+    ids = {str(m.pk) for m in (m1, m2, private)}
+    assert history(rated_history["bob"], "bob") == ids  # one's own: every match
+    assert history(rated_history["alice"], "bob") == {str(m1.pk), str(m2.pk)}
+    assert history(rated_history["carol"], "bob") == {str(private.pk)}
+    assert history(dave, "bob") == set()
+    assert history(root, "bob") == ids  # administrators see every match
+    type(m1).objects.filter(pk=m1.pk).update(public=True)
+    assert history(dave, "bob") == {str(m1.pk)}
+    for viewer in (rated_history["alice"], rated_history["carol"], dave, root):
+        assert history(viewer, "bob") == matches(viewer, "bob")

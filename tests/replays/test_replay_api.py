@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
 from games import rules
@@ -180,9 +181,23 @@ def test_verify_every_finished_deal_and_catch_tampering(
     body = admin.get(url).json()
     assert body["ok"] is False
     assert [c["name"] for c in body["checks"] if not c["ok"]] == ["result"]
-    Deal.objects.filter(pk=deal.pk).update(points_team0=deal.points_team0, commitment="0" * 64)
-    body = admin.get(url).json()
-    assert [c["name"] for c in body["checks"] if not c["ok"]] == ["commitment"]
+    Deal.objects.filter(pk=deal.pk).update(points_team0=deal.points_team0)
+    # The commitment cannot be changed any more (games migration 0005's trigger): only
+    # someone who can remove the trigger could, and verify would still catch it.
+    with pytest.raises(DatabaseError, match="immutable"), transaction.atomic():
+        Deal.objects.filter(pk=deal.pk).update(commitment="0" * 64)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no pending FK checks
+                cursor.execute("ALTER TABLE games_deal DISABLE TRIGGER games_deal_immutable")
+            else:
+                cursor.execute("DROP TRIGGER games_deal_immutable")
+        Deal.objects.filter(pk=deal.pk).update(commitment="0" * 64)
+        body = admin.get(url).json()
+        assert [c["name"] for c in body["checks"] if not c["ok"]] == ["commitment"]
+        transaction.set_rollback(True)  # the trigger comes back with the rollback
+    assert Deal.objects.get(pk=deal.pk).commitment == deal.commitment
 
 
 @pytest.mark.django_db

@@ -249,12 +249,23 @@ class Client:
         return cast(Match, self.call("POST", f"/matches/{_seg(match_id)}/resign"))
 
     def play(
-        self, match_id: str, card: str, ply: int, *, idempotency_key: str | None = None
+        self,
+        match_id: str,
+        card: str,
+        ply: int,
+        *,
+        deal: int | None = None,
+        idempotency_key: str | None = None,
     ) -> Match:
-        """Play ``card`` at the deal's ``ply`` you saw; answers the match as the move left
-        it. Sent with an ``Idempotency-Key``, so a retry after a lost answer is safe."""
+        """Play ``card`` at the deal's ``ply`` you saw (in deal ``deal``, the
+        ``current_deal.id`` you saw: recommended, so a move meant for a deal that is over
+        is refused with ``stale_deal`` instead of landing in the next one); answers the
+        match as the move left it. Sent with an ``Idempotency-Key``, so a retry after a
+        lost answer is safe."""
         key = idempotency_key or str(uuid.uuid4())
-        body = {"card": card, "ply": ply}
+        body: dict[str, Any] = {"card": card, "ply": ply}
+        if deal is not None:
+            body["deal"] = deal
         path = f"/matches/{_seg(match_id)}/moves"
         return cast(Match, self.call("POST", path, body, idempotency_key=key))
 
