@@ -19,7 +19,8 @@ def _module_exists(name: str) -> bool:
 
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("", RedirectView.as_view(pattern_name="swagger-ui", permanent=False)),
+    # People land on the game (the API's docs are linked from the lobby).
+    path("", RedirectView.as_view(pattern_name="play-lobby", permanent=False)),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from games.matches import selectors
 from games.play.forms import SignInForm, SignUpForm
@@ -68,6 +68,7 @@ def _base_context() -> dict[str, Any]:
     return {"strings": table_strings()}
 
 
+@require_GET
 @login_required
 def lobby_page(request: HttpRequest) -> HttpResponse:
     return render(
@@ -77,6 +78,7 @@ def lobby_page(request: HttpRequest) -> HttpResponse:
     )
 
 
+@require_GET
 @login_required
 def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
     return render(

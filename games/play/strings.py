@@ -91,6 +91,7 @@ def table_strings() -> dict[str, object]:
         "your_team": _("Your team"),
         "their_team": _("Their team"),
         "your_turn": _("Your turn: choose a card"),
+        "your_turn_short": _("Your turn"),
         "their_turn": _("%(name)s to play"),
         "waiting": _("Waiting for players to join"),
         "dealer": _("dealer"),

@@ -71,12 +71,23 @@ export class MatchFeed {
 
   poll() {
     this.mode = "poll";
-    const tick = async () => {
-      if (this.stopped) return;
-      if (!document.hidden) await this.refresh();
-      this.timer = setTimeout(tick, this.interval);
-    };
-    this.timer = setTimeout(tick, this.interval);
+    this.soon(this.interval);
+  }
+
+  // Polls after ``ms`` instead of the usual pace (after a move: a bot replies at once).
+  soon(ms) {
+    if (this.mode !== "poll" || this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), ms);
+  }
+
+  async tick() {
+    if (this.stopped) return;
+    if (!document.hidden) await this.refresh();
+    if (!this.stopped) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.tick(), this.interval);
+    }
   }
 
   // How often to poll: often while others play, rarely when the page waits on its player.

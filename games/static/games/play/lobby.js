@@ -141,7 +141,7 @@ async function loadMine() {
           const deal = d.current_deal;
           const el = list.querySelector('[data-match="' + match.id + '"] .whose-turn');
           if (!deal || deal.turn === null || !el) return;
-          el.textContent = deal.turn === d.your_seat ? T.your_turn : fmt(T.their_turn, { name: d.seats[deal.turn].user });
+          el.textContent = deal.turn === d.your_seat ? T.your_turn_short : fmt(T.their_turn, { name: d.seats[deal.turn].user });
           if (deal.turn === d.your_seat) el.classList.add("mine");
         } catch (error) {
           // The list still shows the match.

@@ -270,7 +270,6 @@ function draw() {
 
 function show(data) {
   const first = detail === null;
-  const before = detail;
   detail = data;
   if (first) {
     // Deals over before this page opened are not announced again.
@@ -279,7 +278,10 @@ function show(data) {
   }
   const deal = data.current_deal;
   shownDeal = deal ? deal.id : null;
-  if (root.dataset.state !== "deal-over") root.dataset.state = data.status === "active" || data.status === "waiting" ? "playing" : "over";
+  // While a deal's end is announced, the state says so until the dialog is closed.
+  if (!["ending", "deal-over", "match-over"].includes(root.dataset.state)) {
+    root.dataset.state = data.status === "active" || data.status === "waiting" ? "playing" : "over";
+  }
   draw();
   const ended = data.deals.filter((d) => d.status !== "active" && !seenOverDeals.has(d.id));
   if (ended.length) {
@@ -289,13 +291,12 @@ function show(data) {
   } else if (first && data.status !== "active" && data.status !== "waiting") {
     matchOverOnly();
   }
-  void before;
 }
 
 async function dealEnded(summary) {
   const dialog = $("end-dialog");
   const matchOver = detail.status !== "active";
-  root.dataset.state = "deal-over";
+  root.dataset.state = "ending";
   $("end-title").textContent = matchOver ? T.match_over_title : fmt(T.deal_over, { n: summary.number });
   const us = myTeam();
   let result;
@@ -335,8 +336,8 @@ async function dealEnded(summary) {
     side.append(h, cards);
     sides.appendChild(side);
   });
-  root.dataset.state = matchOver ? "match-over" : "deal-over";
   if (!dialog.open) dialog.showModal();
+  root.dataset.state = matchOver ? "match-over" : "deal-over";
   (matchOver ? ($("rematch").hidden ? $("to-lobby") : $("rematch")) : $("next-deal")).focus();
 }
 
@@ -356,6 +357,8 @@ async function play(code) {
     pending = null;
     feed.seen(answer.data, answer.etag);
     show(answer.data);
+    // The answer is the match as this move left it; a bot's reply follows at once.
+    if (!myTurn()) feed.soon(150);
   } catch (error) {
     pending = null;
     toast(errorText(error));
