@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from briscola_service.admin import ReadOnlyMixin
-from games.models import Deal, Match, Move, Seat
+from games.matches.selectors import deal_state
+from games.models import Deal, Match, MatchStatus, Move, Seat
+
+
+def _team_names(match: Match, team: int) -> str:
+    """The user names of a team's seats ("alice & carol"), from the prefetched seats."""
+    seats = sorted(match.seats.all(), key=lambda s: s.number)
+    return " & ".join(s.user.username if s.user else "(open)" for s in seats if s.team == team)
 
 
 class SeatInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
@@ -43,23 +53,35 @@ class MoveInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Match)
 class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = (
-        "id",
-        "players",
-        "format",
-        "status",
-        "deals_won_team0",
-        "deals_won_team1",
-        "winner_team",
-        "public",
-        "rated",
-        "created_by",
-        "created_at",
-    )
+    # Few, short columns: the list fits 1280 px beside the filter panel.
+    list_display = ("short_id", "who", "format", "status", "score", "winner", "created_at")
+    list_display_links = ("short_id",)
     list_filter = ("status", "players", "format", "public", "rated", "end_reason")
     search_fields = ("id", "created_by__username", "seats__user__username")
     date_hierarchy = "created_at"
     inlines = [SeatInline, DealInline]
+    list_per_page = 50
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Match]:
+        return super().get_queryset(request).prefetch_related("seats__user")
+
+    @admin.display(description="Match", ordering="id")
+    def short_id(self, obj: Match) -> str:
+        return str(obj.pk)[:8]
+
+    @admin.display(description="Players (team 0 vs team 1)")
+    def who(self, obj: Match) -> str:
+        return f"{_team_names(obj, 0)} vs {_team_names(obj, 1)}"
+
+    @admin.display(description="Deals won")
+    def score(self, obj: Match) -> str:
+        return f"{obj.deals_won_team0}-{obj.deals_won_team1}"
+
+    @admin.display(description="Winner", ordering="winner_team")
+    def winner(self, obj: Match) -> str:
+        if obj.winner_team is not None:
+            return _team_names(obj, obj.winner_team)
+        return "drawn" if obj.status == MatchStatus.FINISHED else "-"
 
 
 @admin.register(Deal)
@@ -78,7 +100,37 @@ class DealAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("status", "match__players")
     search_fields = ("match__id", "commitment")
     inlines = [MoveInline]
-    readonly_fields = ("replay_link",)
+    readonly_fields = ("replay_link", "tricks")
+
+    @admin.display(description="Tricks")
+    def tricks(self, obj: Deal) -> SafeString:
+        """The deal trick by trick (leader, cards in play order, winner, points), replayed
+        from its seed and move log."""
+        seats = {s.number: s.user.username if s.user else "(open)" for s in obj.match.seats.all()}
+        state = deal_state(obj)
+        n = state.players
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    number,
+                    f"S{t.leader} {seats.get(t.leader, '')}",
+                    " ".join(f"{card} (S{(t.leader + i) % n})" for i, card in enumerate(t.cards)),
+                    f"S{t.winner} {seats.get(t.winner, '')}",
+                    t.points,
+                )
+                for number, t in enumerate(state.tricks, start=1)
+            ),
+        )
+        if not state.tricks:
+            return format_html("<p>{}</p>", "No trick taken yet.")
+        return format_html(
+            '<table class="deal-tricks"><thead><tr><th>Trick</th><th>Leader</th>'
+            "<th>Cards (seat)</th><th>Winner</th><th>Points</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
+        )
 
     @admin.display(description="Replay")
     def replay_link(self, obj: Deal) -> str:

@@ -44,11 +44,15 @@ export function cardImage(code, extra) {
   return el;
 }
 
-// A card of the player's hand: a button whose accessible name says the card.
+// A card of the player's hand: a button whose accessible name says the card (its text,
+// read by screen readers; the corners' letters and the drawing are hidden from them).
 export function cardButton(code) {
   const el = document.createElement("button");
   el.type = "button";
   face(el, code);
-  el.setAttribute("aria-label", cardName(code));
+  const name = document.createElement("span");
+  name.className = "visually-hidden";
+  name.textContent = cardName(code);
+  el.appendChild(name);
   return el;
 }
