@@ -13,9 +13,11 @@ process, when it is sent.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import Any
 
+from celery import Task
 from django.db import transaction
 
 from briscola_service.celery import app
@@ -28,13 +30,24 @@ def tasks_run_in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
+def _task(name: str) -> Task:  # type: ignore[type-arg]
+    """The task registered as ``name``. A task's name is its dotted path
+    (``games.tasks.bot_play``), so its module is imported here when the web process has
+    not imported it yet (the worker imports every tasks module as it starts). An unknown
+    name raises: that is a programming error, not an outage."""
+    if name not in app.tasks:
+        importlib.import_module(name.rpartition(".")[0])
+    return app.tasks[name]
+
+
 def task_send(name: str, *args: Any, what: str) -> bool:
     """Send the task registered as ``name`` with ``args``; False (logged) if it could not be.
 
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
+    task = _task(name)
     try:
-        app.tasks[name].delay(*args)
+        task.delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later
         logger.warning("could not queue %s", what, exc_info=True)
         return False
