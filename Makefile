@@ -24,6 +24,7 @@ run: venv
 	$(PY) manage.py ensure_bots
 	@echo ""
 	@echo "Briscola service on http://127.0.0.1:8000/"
+	@echo "  Play:     http://127.0.0.1:8000/play/"
 	@echo "  API docs: http://127.0.0.1:8000/api/docs/"
 	@echo "  Admin:    http://127.0.0.1:8000/admin/  (create a login: $(PY) manage.py createsuperuser)"
 	@echo "  Try:"
