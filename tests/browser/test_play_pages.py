@@ -67,6 +67,33 @@ def start_from_lobby(page: Any, live_server: Any, *, players: int, format: str, 
     return page.url.rstrip("/").rsplit("/", 1)[1]
 
 
+MOVED = (
+    "ply => { const p = document.getElementById('play');"
+    " return p.dataset.ply !== ply || p.dataset.state !== 'playing'"
+    " || !document.getElementById('toast').hidden; }"
+)
+
+
+def play_card(page: Any, press: Callable[[], None]) -> None:
+    """Plays a card with ``press`` (a click, or keys) and waits for the table to move on.
+
+    The machine's PostgreSQL may refuse a connection when other jobs crowd it (503
+    ``service_unavailable``, the page says the service is busy): the person tries again,
+    at most three times; any other error fails the test.
+    """
+    for _attempt in range(3):
+        ply = page.get_attribute("#play", "data-ply")
+        page.evaluate("document.getElementById('toast').hidden = true")
+        press()
+        page.wait_for_function(MOVED, arg=ply, timeout=15000)
+        if page.locator("#toast").is_hidden():
+            return
+        toast = page.inner_text("#toast")
+        assert toast == "The service is busy: try again in a moment.", toast
+        page.wait_for_selector(MY_TURN, state="attached")
+    raise AssertionError("the service stayed busy")
+
+
 def wait_turn_or_end(page: Any) -> str:
     page.wait_for_selector(f"{MY_TURN}, {DEAL_OVER}", state="attached", timeout=15000)
     return str(page.get_attribute("#play", "data-state"))
@@ -102,13 +129,7 @@ def play_match_by_clicking(
             continue
         if on_phase and step in (0, 7):
             on_phase("playing", step)
-        ply = page.get_attribute("#play", "data-ply")
-        page.locator('#hand button[aria-disabled="false"]').first.click()
-        page.wait_for_function(
-            "ply => { const p = document.getElementById('play');"
-            " return p.dataset.ply !== ply || p.dataset.state !== 'playing'; }",
-            arg=ply,
-        )
+        play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
     raise AssertionError("the match did not end")
 
 
@@ -233,7 +254,7 @@ def test_two_people_play_each_other_in_two_browsers(
             continue
         page, other = pages[mover], pages["bob" if mover == "alice" else "alice"]
         ply = int(page.get_attribute("#play", "data-ply") or 0)
-        page.locator('#hand button[aria-disabled="false"]').first.click()
+        play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
         # The other browser sees the card (or the trick, or the end it made) without a reload.
         other.wait_for_selector(f'#play[data-ply="{ply + 1}"]', state="attached", timeout=10000)
         if ply == 5:
@@ -270,24 +291,23 @@ def test_keyboard_only_deal(
         state = wait_turn_or_end(page)
         if state == "match-over":
             break
-        before = page.get_attribute("#play", "data-ply")
         count = page.locator("#hand button").count()
         key = keys[turn % len(keys)]
         if key.isdigit() and int(key) > count:
             key = "1"
-        page.keyboard.press(key)
-        focused = page.evaluate("document.activeElement.dataset.card || ''")
-        assert focused in page.eval_on_selector_all(
-            "#hand button", "els => els.map(e => e.dataset.card)"
-        )
+
+        def choose_and_play(key: str = key) -> None:
+            page.keyboard.press(key)
+            focused = page.evaluate("document.activeElement.dataset.card || ''")
+            assert focused in page.eval_on_selector_all(
+                "#hand button", "els => els.map(e => e.dataset.card)"
+            )
+            page.keyboard.press("Enter")
+
         if turn == 3:
+            page.keyboard.press(key)
             shots(page, "focused-card")
-        page.keyboard.press("Enter")
-        page.wait_for_function(
-            "ply => { const p = document.getElementById('play');"
-            " return p.dataset.ply !== ply || p.dataset.state !== 'playing'; }",
-            arg=before,
-        )
+        play_card(page, choose_and_play)
     else:
         raise AssertionError("the deal did not end")
     check_deal_end(page)
