@@ -1,4 +1,4 @@
-"""A headless Chromium for the replay page's browser tests (``live_server``: tests/conftest.py).
+"""A headless Chromium for the replay and play pages' tests (``live_server``: tests/conftest.py).
 
 Chromium is Debian's (``apt-get install chromium``), driven through the ``playwright``
 package; tests here are marked ``browser`` and skipped, with the reason, when either is

@@ -410,3 +410,56 @@ def test_italian_card_names_and_the_language_switch(
     page.goto(f"{live_server.url}/play/")
     assert page.inner_text("#vs-bot-title") == "Gioca contro il computer"
     context.close()
+
+
+def test_resign_ends_the_match_for_the_other_team(
+    chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
+) -> None:
+    alice = people(username="alice")
+    context = session_context(chromium, live_server, alice, **PHONE)
+    page = context.new_page()
+    errors = errors_of(page)
+    match_id = start_from_lobby(page, live_server, players=2, format="first_to_3", level="random")
+    wait_turn_or_end(page)
+    page.once("dialog", lambda dialog: dialog.accept())  # "Resign the match?"
+    page.click("#resign")
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached")
+    assert "Ended by a resignation" in page.inner_text("#end-result")
+    assert "You lost the match." in page.inner_text("#end-result")
+    shots(page, "resigned")
+    match = Match.objects.get(pk=match_id)
+    assert (match.status, match.winner_team, match.end_reason) == ("finished", 1, "resigned")
+    assert errors == []
+    context.close()
+
+
+def test_admin_match_list_fits_1280_beside_its_filters(
+    chromium: Any, live_server: Any, people: Callable[..., User], games: Any, shots: Any
+) -> None:
+    """The match list shows players and winner by name, no column under the filter panel."""
+    from games.matches.services import SeatSpec, match_create
+
+    alice = people(username="alice-with-a-long-name")
+    games.play(games.person_match(alice, people(username="bob")), 40)
+    seats = [SeatSpec("bot", "greedy") for _ in range(3)]
+    match_create(creator=alice, players=4, format="first_to_3", seats=seats)
+    root = people(username="root", is_staff=True, is_superuser=True)
+    context = session_context(chromium, live_server, root, **DESKTOP)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/admin/games/match/")
+    table = page.locator("#result_list").bounding_box()
+    panel = page.locator("#changelist-filter").bounding_box()
+    assert table is not None and panel is not None
+    assert table["x"] + table["width"] <= panel["x"] + 0.5, (table, panel)
+    width = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
+    text = page.inner_text("#result_list")
+    assert "alice-with-a-long-name vs bob" in text
+    assert "alice-with-a-long-name & bot-greedy-2 vs bot-greedy & bot-greedy-3" in text
+    shots(page, "admin-matches")
+    finished = Match.objects.get(players=2)
+    deal = Deal.objects.get(match=finished)
+    page.goto(f"{live_server.url}/admin/games/deal/{deal.pk}/change/")
+    assert page.locator("table.deal-tricks tbody tr").count() == 20
+    shots(page, "admin-deal", full_page=True)
+    context.close()

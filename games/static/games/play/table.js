@@ -94,9 +94,17 @@ function seatBadge(seat, deal) {
     const backs = document.createElement("span");
     backs.className = "backs";
     const count = deal.hand_sizes[seat];
-    backs.setAttribute("role", "img");
-    backs.setAttribute("aria-label", fmt(T.cards_in_hand, { n: count }));
-    for (let i = 0; i < count; i++) backs.appendChild(cardImage(null, "tiny"));
+    const shown = deal.partner_hand && seat === (mySeat() + 2) % 4 ? deal.partner_hand : null;
+    if (shown) {
+      // The partners' last hand (RULES.md, on by default): the partner's cards face up.
+      backs.setAttribute("role", "group");
+      backs.setAttribute("aria-label", T.partner);
+      shown.forEach((c) => backs.appendChild(cardImage(c, "mini")));
+    } else {
+      backs.setAttribute("role", "img");
+      backs.setAttribute("aria-label", fmt(T.cards_in_hand, { n: count }));
+      for (let i = 0; i < count; i++) backs.appendChild(cardImage(null, "tiny"));
+    }
     el.appendChild(backs);
   }
   if (deal && deal.turn === seat) {
