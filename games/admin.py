@@ -54,7 +54,7 @@ class MoveInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
 @admin.register(Match)
 class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     # Few, short columns: the list fits 1280 px beside the filter panel.
-    list_display = ("short_id", "who", "format", "status", "score", "winner", "created_at")
+    list_display = ("short_id", "who", "kind", "status", "score", "winner", "created")
     list_display_links = ("short_id",)
     list_filter = ("status", "players", "format", "public", "rated", "end_reason")
     search_fields = ("id", "created_by__username", "seats__user__username")
@@ -69,9 +69,21 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     def short_id(self, obj: Match) -> str:
         return str(obj.pk)[:8]
 
-    @admin.display(description="Players (team 0 vs team 1)")
+    class Media:
+        css = {"all": ("games/admin.css",)}
+
+    @admin.display(description="Players (team 0 vs 1)")
     def who(self, obj: Match) -> str:
         return f"{_team_names(obj, 0)} vs {_team_names(obj, 1)}"
+
+    @admin.display(description="Format", ordering="format")
+    def kind(self, obj: Match) -> str:
+        short = {"single": "single", "first_to_2": "to 2", "first_to_3": "to 3"}
+        return f"{obj.players}p {short.get(obj.format, obj.format)}"
+
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, obj: Match) -> str:
+        return obj.created_at.strftime("%Y-%m-%d %H:%M")
 
     @admin.display(description="Deals won")
     def score(self, obj: Match) -> str:

@@ -66,8 +66,9 @@ def shots(request: pytest.FixtureRequest) -> Callable[[Any, str], Path]:
     folder.mkdir(parents=True, exist_ok=True)
 
     def take(page: Any, name: str, *, full_page: bool = False) -> Path:
+        """``page`` may also be a locator: a screenshot of that element."""
         path = folder / f"{name}.png"
-        page.screenshot(path=str(path), full_page=full_page)
+        page.screenshot(path=str(path), **({"full_page": True} if full_page else {}))
         return path
 
     return take

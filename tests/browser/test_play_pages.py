@@ -461,5 +461,5 @@ def test_admin_match_list_fits_1280_beside_its_filters(
     deal = Deal.objects.get(match=finished)
     page.goto(f"{live_server.url}/admin/games/deal/{deal.pk}/change/")
     assert page.locator("table.deal-tricks tbody tr").count() == 20
-    shots(page, "admin-deal", full_page=True)
+    shots(page.locator("table.deal-tricks"), "admin-deal-tricks")
     context.close()
