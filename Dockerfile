@@ -8,10 +8,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies only (no packages are present yet), so code changes do not reinstall them.
+# Dependencies only (no packages are present yet), so code changes do not reinstall them:
+# the serving ones, without the dev extra, at the versions constraints.txt pins.
 # The code itself runs from /app (on PYTHONPATH).
-COPY pyproject.toml README.md ./
-RUN python -m pip install . && python -m pip uninstall -y briscola-service
+COPY pyproject.toml README.md constraints.txt ./
+RUN python -m pip install -c constraints.txt . && python -m pip uninstall -y briscola-service
 
 COPY . .
 RUN SECRET_KEY=build-only-not-secret DEBUG=false python manage.py collectstatic --noinput
@@ -20,4 +21,7 @@ RUN useradd --create-home --uid 10001 briscola && chown -R briscola:briscola /ap
 USER briscola
 
 EXPOSE 8000
-CMD ["gunicorn", "briscola_service.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# gunicorn managing uvicorn workers (ASGI): see README, "Serving".
+CMD ["gunicorn", "briscola_service.asgi", "--worker-class", "briscola_service.serving.Worker", \
+     "--bind", "0.0.0.0:8000", "--workers", "3", "--keep-alive", "5", "--timeout", "60", \
+     "--access-logfile", "-"]

@@ -7,16 +7,22 @@ from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from accounts.models import User
 from accounts.services import token_obtain, token_revoke, user_register
 from briscola_service.exceptions import ErrorSerializer
+from briscola_service.throttling import PasswordCheckThrottle
+
+# The default throttles, and one password check per request (per IP and per user name).
+PASSWORD_THROTTLES: list[Any] = [*api_settings.DEFAULT_THROTTLE_CLASSES, PasswordCheckThrottle]
 
 
 class RegisterApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []  # anonymous by design; no CSRF/session involved
+    throttle_classes = PASSWORD_THROTTLES
 
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
@@ -45,6 +51,7 @@ class RegisterApi(APIView):
 class TokenObtainApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
+    throttle_classes = PASSWORD_THROTTLES
 
     class InputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)

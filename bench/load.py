@@ -9,12 +9,14 @@ Starts the service as in production on this machine, on 127.0.0.1 only:
   ``createdb -h 127.0.0.1 -U postgres``, migrated, with the bot accounts (``ensure_bots``);
   it is dropped at the end unless ``--keep-db``;
 - gunicorn on a free port with ``2 * cores + 1`` **sync** workers, ``DEBUG=false``, a random
-  ``SECRET_KEY``, the throttles off and ``REDIS_URL`` set. Sync, because that is what the
-  Dockerfile and Docker Compose run, and because every request here is CPU-bound Python
+  ``SECRET_KEY``, the throttles off and ``REDIS_URL`` set. Sync by default, because that is
+  what the Dockerfile and Docker Compose ran when these figures were first taken (so runs
+  stay comparable), and because every request here is CPU-bound Python
   (the GIL makes threads in one worker no faster; processes are the unit of parallelism).
   A sync worker does not keep connections alive, so each request opens a new loopback TCP
   connection, for the trivial GET and the moves alike. ``--worker-class gthread`` (2 threads
-  per worker, keep-alive) is there to compare;
+  per worker, keep-alive) is there to compare, and ``--worker-class asgi`` (the uvicorn
+  workers the Dockerfile and Compose run since issue 19; see briscola_service/serving.py);
 - a Celery worker (``celery -A briscola_service worker -l warning --concurrency 2``) on a
   Redis database of its own (``redis://127.0.0.1:6379/13`` by default), for the bot games.
 
@@ -657,7 +659,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot-seconds", type=float, default=10.0)
     parser.add_argument("--poll-ms", type=float, default=20.0, help="waiting player's GET period")
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    # asgi: gunicorn with the uvicorn workers production now runs (briscola_service.serving).
+    parser.add_argument("--worker-class", choices=["sync", "gthread", "asgi"], default="sync")
     parser.add_argument("--db", default="briscola_load", help="scratch database (briscola_load*)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database after")
@@ -724,15 +727,16 @@ def main(argv: list[str] | None = None) -> int:
         run([py, "manage.py", "migrate", "--noinput", "-v", "0"], env=env)
         run([py, "manage.py", "ensure_bots"], env=env)
 
+        asgi = args.worker_class == "asgi"
         gunicorn_cmd = [
             venv_bin("gunicorn"),
-            "briscola_service.wsgi",
+            "briscola_service.asgi" if asgi else "briscola_service.wsgi",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
             str(args.workers),
             "--worker-class",
-            args.worker_class,
+            "briscola_service.serving.Worker" if asgi else args.worker_class,
             "--log-level",
             "warning",
         ]

@@ -8,6 +8,8 @@ from typing import Any
 from rest_framework import authentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from briscola_service import throttling
+
 # DRF's keys are 40 hexadecimal digits; anything far from that shape is refused before
 # it reaches the database (a NUL byte, say, which PostgreSQL would refuse with an error).
 TOKEN_KEY = re.compile(r"[0-9A-Za-z]{1,128}")
@@ -20,10 +22,20 @@ class TokenAuthentication(authentication.TokenAuthentication):
     workers only (see accounts.backends for password logins)."""
 
     def authenticate(self, request: Any) -> Any:
+        """Failed token authentications are counted per client IP (scope ``auth_failure``);
+        an address over the limit gets 429 before its token is looked up."""
+        if not request.META.get("HTTP_AUTHORIZATION"):
+            return None
+        ip = throttling.client_ip(request)
+        throttling.refuse_if_over("auth_failure", ip)
         try:
             return super().authenticate(request)
         except UnicodeError:
+            throttling.record("auth_failure", ip)
             raise AuthenticationFailed("Invalid token header.") from None
+        except AuthenticationFailed:
+            throttling.record("auth_failure", ip)
+            raise
 
     def authenticate_credentials(self, key: str) -> Any:
         if not TOKEN_KEY.fullmatch(key):

@@ -1,13 +1,16 @@
-"""Middleware: refuse oversized API bodies; answer a database outage with a clean 503."""
+"""Middleware: refuse oversized API bodies; answer a database outage with a clean 503; a
+throttled login form with a 429."""
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.exceptions import Throttled
 
 from briscola_service.exceptions import error_body
 
@@ -88,4 +91,35 @@ class DatabaseUnavailableMiddleware:
                 body["message"], status=503, content_type="text/plain; charset=utf-8"
             )
         response["Retry-After"] = str(DATABASE_RETRY_AFTER)
+        return response
+
+
+class ThrottledLoginMiddleware:
+    """A login form (the admin's, the browsable API's) whose password checks are over their
+    throttle (``Throttled`` from accounts.backends) answers 429 with Retry-After: a short
+    page for people, or the API's error shape under /api/."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, Throttled):
+            return None
+        retry_after = max(1, math.ceil(exception.wait or 1))
+        message = f"Too many sign-in attempts. Try again in {retry_after} seconds."
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse(
+                error_body("throttled", message, {"retry_after": retry_after}), status=429
+            )
+        else:
+            page = (
+                "<!doctype html><html lang=en><meta charset=utf-8>"
+                "<title>Too many sign-in attempts</title>"
+                f"<h1>Too many sign-in attempts</h1><p>{message}</p></html>"
+            )
+            response = HttpResponse(page, status=429, content_type="text/html; charset=utf-8")
+        response["Retry-After"] = str(retry_after)
         return response

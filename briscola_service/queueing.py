@@ -20,6 +20,7 @@ from typing import Any
 from celery import Task
 from django.db import transaction
 
+from briscola_service import metrics
 from briscola_service.celery import app
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def task_send(name: str, *args: Any, what: str) -> bool:
     ``what`` says in the log what was not queued, e.g. ``"bot reply for deal 7 ply 3"``.
     """
     task = _task(name)
+    metrics.TASKS.labels(name, "queued").inc()
     try:
         task.delay(*args)
     except Exception:  # the broker is down: the sweep of this kind of work queues it later

@@ -61,9 +61,14 @@ if GAMES_APP_PRESENT:
     INSTALLED_APPS.append("games")
 
 MIDDLEWARE = [
+    "briscola_service.logs.RequestIdMiddleware",
+    "briscola_service.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the ASGI server itself (compressed, cached), in production too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
     "briscola_service.middleware.DatabaseUnavailableMiddleware",
+    "briscola_service.middleware.ThrottledLoginMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The pages speak the browser's language (Accept-Language) or the one chosen with the
     # switch (a cookie); English or Italian (LANGUAGES).
@@ -217,6 +222,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves STATIC_ROOT (filled by collectstatic: the Dockerfile and `make run` run
+# it); in DEBUG it also finds files in the apps directly, so a new file needs no collect.
+WHITENOISE_USE_FINDERS = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # --- API ---------------------------------------------------------------------------------
 
@@ -264,9 +276,16 @@ REST_FRAMEWORK = {
         "briscola_service.throttling.AnonThrottle",
         "briscola_service.throttling.UserThrottle",
     ],
+    # Counted atomically (Redis INCR in a Lua script; see briscola_service/throttling.py).
     "DEFAULT_THROTTLE_RATES": {
         "anon": _throttle_rate("THROTTLE_ANON_RATE", "60/min"),
         "user": _throttle_rate("THROTTLE_USER_RATE", "600/min"),
+        # Every password check (API token and register, the admin's and the browsable
+        # API's login forms), per client IP and per user name.
+        "login_ip": _throttle_rate("THROTTLE_LOGIN_IP_RATE", "20/min"),
+        "login_user": _throttle_rate("THROTTLE_LOGIN_USER_RATE", "10/min"),
+        # Requests with a wrong API token, per client IP.
+        "auth_failure": _throttle_rate("THROTTLE_AUTH_FAILURE_RATE", "30/min"),
     },
     # The client IP is REMOTE_ADDR unless told how many proxies append X-Forwarded-For
     # (a client could otherwise pick its own address and dodge the anonymous throttle).
@@ -291,20 +310,53 @@ SPECTACULAR_SETTINGS = {
 # --- Logging -----------------------------------------------------------------------------
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+# One JSON object per line in production (a log pipeline parses it); plain lines under
+# `make run`. Every line carries the request id (briscola_service.logs).
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain" if DEBUG else "json")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT is plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "briscola_service.logs.RequestIdFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        },
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
     },
 }
+# Celery workers log through the handlers above (JSON in production), not their own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Operations: health and metrics ------------------------------------------------------
+
+# /readyz wants a worker seen this recently (beat queues the heartbeat every 10 s).
+WORKER_SEEN_SECONDS = env.int("WORKER_SEEN_SECONDS", default=60)
+CELERY_BEAT_SCHEDULE["worker-heartbeat"] = {
+    "task": "briscola_service.celery.worker_heartbeat",
+    "schedule": 10.0,
+}
+# /metrics is served to these client addresses (as the throttles see them, NUM_PROXIES)
+# and to requests carrying `Authorization: Bearer <METRICS_TOKEN>` when that is set.
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1", "::1"])
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# A Celery worker serves its own metrics on this port when set (0: not at all).
+CELERY_METRICS_PORT = env.int("CELERY_METRICS_PORT", default=0)
+CELERY_METRICS_ADDR = env.str("CELERY_METRICS_ADDR", default="127.0.0.1")
 
 # --- Production hardening ----------------------------------------------------------------
 

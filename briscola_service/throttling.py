@@ -1,49 +1,280 @@
-"""The API throttles: anonymous requests by client IP, signed-in ones by account.
+"""The throttles: fixed-window counters that count atomically.
 
-Their history lives in the ``throttle`` cache (Redis when REDIS_URL is set, so that all
-web workers count together; process memory otherwise). Rates: DEFAULT_THROTTLE_RATES.
-When that cache cannot be reached, requests are let through (and a warning logged): an
-outage of Redis must not take the API down with it.
+Every throttle is a counter per (scope, identity) that lives for the rate's period from
+its first hit: "60/min" lets 60 requests through in the minute that starts with the
+first, then refuses (429 ``throttled``, ``details.retry_after`` and a Retry-After header)
+until that minute is over. Counting is atomic, so parallel requests can never get more
+than the limit through in one window:
+
+- with Redis (the ``throttle`` cache is a Redis cache, so every web worker and instance
+  counts together), one Lua script does INCR, sets the expiry on the first hit and reads
+  what is left of the window, in one round trip;
+- without Redis (``make run``: one process), a dictionary under a lock, keyed the same
+  way (the ``throttle`` cache's key prefix included, so tests can start afresh).
+
+When Redis cannot be reached, requests are let through (and a warning logged): an outage
+of Redis must not take the API down with it.
+
+The scopes (rates in ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, "none" turns one off):
+
+- ``anon`` (per client IP) and ``user`` (per account): every API request;
+- ``login_ip`` and ``login_user``: every password check (the API's token and register
+  endpoints, the admin's and the browsable API's login forms), per client IP and per
+  user name (lower-cased): password guessing and the CPU a password hash costs;
+- ``auth_failure``: requests whose API token is wrong, per client IP (each costs a
+  database lookup). Only failures count; once over the limit, that address's token
+  requests are refused before the lookup.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
+from rest_framework.exceptions import Throttled
 from rest_framework.settings import api_settings
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+from rest_framework.throttling import BaseThrottle
 
 logger = logging.getLogger(__name__)
 
+# INCR; on the first hit of a window set its expiry; return the count and the window's
+# remaining milliseconds (a key that somehow lost its expiry gets it back).
+_HIT_SCRIPT = """
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+    ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+"""
 
-class _FromCurrentSettings:
-    """The cache and rates as configured now (DRF reads both once, at import); fails open."""
+
+@dataclass(frozen=True)
+class Count:
+    """How many hits the current window has had, and the seconds until it ends."""
+
+    hits: int
+    remaining: float
+
+
+class _LocalCounters:
+    """The fallback without Redis: exact within one process (``make run`` is one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: dict[str, tuple[int, float]] = {}
+
+    def _live(self, key: str, now: float) -> tuple[int, float] | None:
+        window = self._windows.get(key)
+        if window is not None and window[1] <= now:
+            del self._windows[key]
+            return None
+        return window
+
+    def hit(self, key: str, period: float) -> Count:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._windows) > 100_000:  # forget ended windows now and then
+                for old in [k for k, (_, end) in self._windows.items() if end <= now]:
+                    del self._windows[old]
+            window = self._live(key, now)
+            hits, end = (window[0] + 1, window[1]) if window else (1, now + period)
+            self._windows[key] = (hits, end)
+        return Count(hits, end - now)
+
+    def peek(self, key: str) -> Count:
+        now = time.monotonic()
+        with self._lock:
+            window = self._live(key, now)
+        return Count(window[0], window[1] - now) if window else Count(0, 0.0)
+
+
+_local = _LocalCounters()
+
+
+def throttle_cache() -> BaseCache:
+    """The cache that names (and, with Redis, holds) the counters: ``throttle``."""
+    return caches["throttle"]
+
+
+def _redis_client(cache: BaseCache) -> Any:
+    return cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+
+
+def hit(name: str, period: float) -> Count:
+    """Count one hit on the counter ``name`` whose windows last ``period`` seconds."""
+    cache = throttle_cache()
+    key = cache.make_key(name)
+    if isinstance(cache, RedisCache):
+        client = _redis_client(cache)
+        hits, ttl_ms = client.eval(_HIT_SCRIPT, 1, key, max(1, int(period * 1000)))
+        return Count(int(hits), int(ttl_ms) / 1000)
+    return _local.hit(key, period)
+
+
+def peek(name: str) -> Count:
+    """The counter ``name`` as it is, without counting a hit."""
+    cache = throttle_cache()
+    key = cache.make_key(name)
+    if isinstance(cache, RedisCache):
+        pipe = _redis_client(cache).pipeline(transaction=False)
+        hits, ttl_ms = pipe.get(key).pttl(key).execute()
+        if hits is None:
+            return Count(0, 0.0)
+        return Count(int(hits), max(0, int(ttl_ms)) / 1000)
+    return _local.peek(key)
+
+
+def parse_rate(rate: str | None) -> tuple[int, int] | None:
+    """ "60/min" -> (60, 60); None when the throttle is off."""
+    if rate is None:
+        return None
+    num, period = rate.split("/")
+    return int(num), {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
+
+
+def rate_of(scope: str) -> tuple[int, int] | None:
+    """The current (limit, period) of a scope, read at each request (settings may change)."""
+    rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(scope)
+    return parse_rate(rate)
+
+
+def client_ip(request: Any) -> str:
+    """The client's address, as DRF's throttles see it (NUM_PROXIES decides)."""
+    ident: str = BaseThrottle().get_ident(request)
+    return ident
+
+
+def _retry_after(count: Count) -> int:
+    return max(1, math.ceil(count.remaining))
+
+
+def check(scope: str, ident: str) -> None:
+    """Count a hit for ``ident`` in ``scope``; raise ``Throttled`` when over the limit.
+
+    Lets the request through (with a warning) when the counters cannot be reached.
+    """
+    rate = rate_of(scope)
+    if rate is None:
+        return
+    limit, period = rate
+    try:
+        count = hit(f"{scope}:{ident}", period)
+    except (RedisError, OSError) as exc:
+        logger.warning("throttle cache unavailable, request let through: %s", exc)
+        return
+    if count.hits > limit:
+        raise Throttled(wait=_retry_after(count))
+
+
+def refuse_if_over(scope: str, ident: str) -> None:
+    """Raise ``Throttled`` if ``ident`` is already over the limit of ``scope`` (no hit)."""
+    rate = rate_of(scope)
+    if rate is None:
+        return
+    try:
+        count = peek(f"{scope}:{ident}")
+    except (RedisError, OSError) as exc:
+        logger.warning("throttle cache unavailable, request let through: %s", exc)
+        return
+    if count.hits >= rate[0]:
+        raise Throttled(wait=_retry_after(count))
+
+
+def record(scope: str, ident: str) -> None:
+    """Count a hit for ``ident`` in ``scope`` without refusing anything now."""
+    rate = rate_of(scope)
+    if rate is None:
+        return
+    try:
+        hit(f"{scope}:{ident}", rate[1])
+    except (RedisError, OSError) as exc:
+        logger.warning("throttle cache unavailable, failure not counted: %s", exc)
+
+
+def check_password_attempt(request: Any, username: str) -> None:
+    """Count one password check per client IP and per user name; ``Throttled`` over either."""
+    check("login_ip", client_ip(request))
+    check("login_user", username.strip().lower()[:150])
+
+
+# --- DRF throttle classes ------------------------------------------------------------------
+
+
+class _CountingThrottle(BaseThrottle):
+    """A DRF throttle over ``check``: ``allow_request`` counts, ``wait`` says how long."""
 
     scope: str
 
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def ident_for(self, request: Any) -> str | None:
+        raise NotImplementedError
+
     def allow_request(self, request: Any, view: Any) -> bool:
-        try:
-            allowed: bool = super().allow_request(request, view)  # type: ignore[misc]
-        except (RedisError, OSError) as exc:
-            logger.warning("throttle cache unavailable, request let through: %s", exc)
+        ident = self.ident_for(request)
+        if ident is None:
             return True
-        return allowed
+        try:
+            check(self.scope, ident)
+        except Throttled as exc:
+            self._wait = exc.wait
+            return False
+        return True
 
-    @property
-    def cache(self) -> BaseCache:
-        return caches["throttle"]
-
-    def get_rate(self) -> str | None:
-        rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
-        return rate
+    def wait(self) -> float | None:
+        return self._wait
 
 
-class AnonThrottle(_FromCurrentSettings, AnonRateThrottle):
+class AnonThrottle(_CountingThrottle):
     """Scope ``anon``: requests without a valid token, counted per client IP."""
 
+    scope = "anon"
 
-class UserThrottle(_FromCurrentSettings, UserRateThrottle):
+    def ident_for(self, request: Any) -> str | None:
+        if request.user and request.user.is_authenticated:
+            return None
+        return client_ip(request)
+
+
+class UserThrottle(_CountingThrottle):
     """Scope ``user``: requests per account (per client IP when anonymous)."""
+
+    scope = "user"
+
+    def ident_for(self, request: Any) -> str | None:
+        if request.user and request.user.is_authenticated:
+            return f"u{request.user.pk}"
+        return f"ip{client_ip(request)}"
+
+
+class PasswordCheckThrottle(BaseThrottle):
+    """For the API endpoints that check or set a password (token, register): one attempt
+    per request, counted per client IP and per the user name in the body."""
+
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        username = ""
+        data = request.data
+        if isinstance(data, dict) and isinstance(data.get("username"), str):
+            username = data["username"]
+        try:
+            check_password_attempt(request, username)
+        except Throttled as exc:
+            self._wait = exc.wait
+            return False
+        return True
+
+    def wait(self) -> float | None:
+        return self._wait

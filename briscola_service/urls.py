@@ -8,7 +8,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from briscola_service import exceptions
+from briscola_service import exceptions, health, metrics
 
 
 def _module_exists(name: str) -> bool:
@@ -22,6 +22,9 @@ urlpatterns: list[URLPattern | URLResolver] = [
     # People land on the game (the API's docs are linked from the lobby).
     path("", RedirectView.as_view(pattern_name="play-lobby", permanent=False)),
     path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/v1/auth/", include("accounts.urls")),

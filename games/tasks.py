@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from briscola_service import metrics
 from games import rated_games
 from games.matches import services
 
@@ -22,20 +23,28 @@ def bot_play(deal_id: int, ply: int) -> bool:
 @shared_task(name="games.tasks.sweep_pending_bot_moves", ignore_result=True)
 def sweep_pending_bot_moves() -> int:
     """Periodic: queue again the bot replies that were never delivered."""
-    return services.bot_moves_sweep()
+    found = services.bot_moves_sweep()
+    metrics.SWEEPS.labels("bot_replies").inc()
+    metrics.SWEEP_FOUND.labels("bot_replies").inc(found)
+    return found
 
 
 @shared_task(name="games.tasks.rate_match", acks_late=True, ignore_result=True)
 def rate_match(match_id: str) -> int:
     """Record the rating changes of a finished rated match, exactly once (and any earlier
     finished match of its players still waiting for its own)."""
-    return rated_games.match_ratings_apply(match_id=match_id)
+    written = rated_games.match_ratings_apply(match_id=match_id)
+    metrics.RATINGS_APPLIED.inc(written)
+    return written
 
 
 @shared_task(name="games.tasks.ratings_sweep", ignore_result=True)
 def ratings_sweep() -> list[int]:
     """Periodic: re-queue rated matches never rated; add new results to player statistics."""
-    return list(rated_games.ratings_sweep())
+    queued, counted = rated_games.ratings_sweep()
+    metrics.SWEEPS.labels("ratings").inc()
+    metrics.SWEEP_FOUND.labels("ratings").inc(queued)
+    return [queued, counted]
 
 
 @shared_task(name="games.tasks.ratings_recompute", ignore_result=True)

@@ -369,7 +369,11 @@ def celery_conf(**values: Any) -> Iterator[Any]:
     """Override some of the Celery app's configuration for a while; yields the app."""
     from briscola_service.celery import app
 
-    saved = {key: app.conf[key] for key in values}
+    # The app reads the Django settings under the CELERY namespace, and Celery 5.5 looks up
+    # the prefixed name there (CELERY_TASK_ALWAYS_EAGER) before a change made under the plain
+    # one: override both, or the change does not take.
+    values = {**values, **{f"CELERY_{key.upper()}": value for key, value in values.items()}}
+    saved = {key: app.conf.get(key) for key in values}
     app.conf.update(values)
     try:
         yield app

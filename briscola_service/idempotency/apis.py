@@ -41,16 +41,29 @@ def _body(request: Request) -> Any:
     return data
 
 
+# Headers the renderer sets for each answer; every other header the view set is kept.
+_RENDERED_HEADERS = {"content-type", "content-length"}
+
+
 def idempotent(request: Request, handler: Callable[[], Response]) -> Response:
-    """``handler()`` once per ``Idempotency-Key`` of the user; without the header, as is."""
+    """``handler()`` once per ``Idempotency-Key`` of the user; without the header, as is.
+
+    The first answer is the handler's own response, and a replay carries the same headers
+    as it did (ETag, Vary, Location, ...): a client cannot tell them apart but for
+    ``Idempotent-Replayed: true``."""
     key = request.headers.get(HEADER)
     if key is None:
         return handler()
     method = request.method or "POST"
+    first: list[Response] = []
 
-    def call() -> tuple[int, Any]:
+    def call() -> tuple[int, Any, dict[str, str]]:
         response = handler()
-        return response.status_code, response.data
+        first.append(response)
+        headers = {
+            name: value for name, value in response.items() if name.lower() not in _RENDERED_HEADERS
+        }
+        return response.status_code, response.data, headers
 
     result = services.idempotent_call(
         user_id=request.user.pk,
@@ -62,7 +75,10 @@ def idempotent(request: Request, handler: Callable[[], Response]) -> Response:
         path=request.path,
         call=call,
     )
+    if not result.replayed:
+        return first[0]
     response = Response(result.body, status=result.status_code)
-    if result.replayed:
-        response[REPLAYED_HEADER] = "true"
+    for name, value in result.headers.items():
+        response[name] = value
+    response[REPLAYED_HEADER] = "true"
     return response

@@ -26,6 +26,10 @@ class IdempotencyKey(models.Model):
     response_json = models.TextField(
         help_text="The response body as JSON text (text, not jsonb: key order is kept)."
     )
+    response_headers_json = models.TextField(
+        default="{}",
+        help_text="The headers the view set on the first answer (ETag, Vary, ...), as JSON.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

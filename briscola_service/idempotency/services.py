@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +60,8 @@ class IdempotentResult:
     status_code: int
     body: Any
     replayed: bool
+    # The first answer's own headers (ETag, Vary, Location, ...), replayed with it.
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def idempotency_fingerprint(*, method: str, path: str, body: Any) -> str:
@@ -99,9 +101,9 @@ def idempotent_call(
     fingerprint: str,
     method: str,
     path: str,
-    call: Callable[[], tuple[int, Any]],
+    call: Callable[[], tuple[int, Any, dict[str, str]]],
 ) -> IdempotentResult:
-    """Run ``call`` (a write answering ``(status, body)``) once for ``(user_id, key)``.
+    """Run ``call`` (a write answering ``(status, body, headers)``) once for ``(user_id, key)``.
 
     Holds the (user, key) advisory lock (PostgreSQL) for the whole transaction, which
     also wraps ``call``'s own transactions: the write and its key commit together.
@@ -122,8 +124,13 @@ def idempotent_call(
                 raise IdempotencyKeyReusedError(
                     details={"first_used": {"method": record.method, "path": record.path}}
                 )
-            return IdempotentResult(record.status_code, json.loads(record.response_json), True)
-        status_code, body = call()
+            return IdempotentResult(
+                record.status_code,
+                json.loads(record.response_json),
+                True,
+                json.loads(record.response_headers_json or "{}"),
+            )
+        status_code, body, headers = call()
         if 200 <= status_code < 300:
             try:
                 with transaction.atomic():
@@ -137,12 +144,13 @@ def idempotent_call(
                         # DRF's encoder, as its JSONRenderer used for the first answer:
                         # the replay is the same JSON (times to the microsecond).
                         response_json=json.dumps(body, cls=DRFJSONEncoder),
+                        response_headers_json=json.dumps(headers),
                     )
             except IntegrityError:
                 # A twin committed the same key first (possible without advisory locks):
                 # this write is rolled back with the whole transaction.
                 raise IdempotencyKeyInFlightError() from None
-    return IdempotentResult(status_code, body, False)
+    return IdempotentResult(status_code, body, False, headers)
 
 
 def idempotency_keys_delete_expired(*, now: datetime | None = None) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -19,11 +20,12 @@ from typing import Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
 from accounts.services import bot_account_ensure
-from briscola_service import queueing
+from briscola_service import metrics, queueing
 from games import rules
 from games.bots import choose_card
 from games.errors import (
@@ -529,14 +531,37 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     if bot is None or not bot.is_bot:
         return False
     view = rules.seat_view(state, state.turn, partners_last_hand=deal.match.partners_last_hand)
+    thinking = time.perf_counter()
     card = choose_card(
         bot.bot_level, view, seed=f"{deal.pk}:{ply}", budget_ms=settings.BOT_THINK_MS
     )
+    metrics.BOT_THINK_SECONDS.labels(bot.bot_level).observe(time.perf_counter() - thinking)
     try:
         move_play(match_id=deal.match_id, user=bot, card=card.code, ply=ply, deal_id=deal.pk)
     except (StalePlyError, MatchOverError, rules.IllegalMoveError):
+        logger.info("bot %s: deal %s moved on from ply %s; its card dropped", bot, deal.pk, ply)
         return False
+    logger.info("bot %s played deal %s ply %s", bot, deal.pk, ply)
+    _bot_reply_observe(deal, ply, bot.bot_level)
     return True
+
+
+def _bot_reply_observe(deal: Deal, ply: int, level: str) -> None:
+    """The bot reply metric: from the person's card before the bot's (when a person played
+    it) to now, when the bot's card is stored."""
+    person_played_at = (
+        Move.objects.filter(
+            deal=deal,
+            ply=ply - 1,
+            deal__match__seats__number=F("seat"),
+            deal__match__seats__user__is_bot=False,
+        )
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if person_played_at is not None:
+        waited = (timezone.now() - person_played_at).total_seconds()
+        metrics.BOT_REPLY_SECONDS.labels(level).observe(waited)
 
 
 def bot_moves_sweep(*, older_than: timedelta | None = None) -> int:

@@ -1,7 +1,8 @@
 """A private copy of the whole deployment, in real processes, for the fault tests.
 
 Its own PostgreSQL cluster (initdb into a temporary directory), its own redis-server, the
-web service under gunicorn and a Celery worker, each on a free loopback port, so a test
+web service as production serves it (gunicorn with the ASGI worker of
+briscola_service.serving) and a Celery worker, each on a free loopback port, so a test
 can stop, kill and restart any of them without touching the services the rest of the
 suite uses. Everything is torn down (process groups killed) when the stack closes.
 """
@@ -223,6 +224,9 @@ class Stack:
             "SECURE_SSL_REDIRECT": "false",
             "THROTTLE_USER_RATE": "none",
             "THROTTLE_ANON_RATE": "none",
+            "THROTTLE_LOGIN_IP_RATE": "none",
+            "THROTTLE_LOGIN_USER_RATE": "none",
+            "THROTTLE_AUTH_FAILURE_RATE": "none",
             "LOG_LEVEL": "WARNING",
             **settings,
         }
@@ -231,15 +235,13 @@ class Stack:
             "web",
             [
                 str(bindir / "gunicorn"),
-                "briscola_service.wsgi",
+                "briscola_service.asgi",
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--workers",
-                "1",
-                "--threads",
-                "4",
+                self.env.get("WEB_WORKERS", "1"),
                 "--worker-class",
-                "gthread",
+                "briscola_service.serving.Worker",
                 "--log-level",
                 "warning",
             ],
@@ -271,11 +273,11 @@ class Stack:
                 timeout=120,
             )
         self.web.start()
-        wait_for("gunicorn answers", self._web_answers, 30)
+        wait_for("the web service answers", self._web_answers, 30)
 
     def _web_answers(self) -> bool:
         try:
-            return requests.get(self.base + "/api/schema/", timeout=2).status_code == 200
+            return requests.get(self.base + "/api/v1/auth/me", timeout=2).status_code == 401
         except requests.RequestException:
             return False
 

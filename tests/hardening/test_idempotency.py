@@ -271,3 +271,49 @@ def test_a_twin_of_a_request_still_in_flight_gets_409(
     assert replay.status_code == 201 and replay.json() == results["first"].json()
     assert Move.objects.filter(deal__match=match).count() == 1
     connections.close_all()
+
+
+# --- Headers (issue 19, item 13) ----------------------------------------------------------
+
+
+def _header_names(response: Any) -> set[str]:
+    return {name.lower() for name, _ in response.items()} - {"idempotent-replayed"}
+
+
+def test_first_and_replayed_answers_keep_every_header_of_a_normal_answer(
+    people: tuple[User, User], games: Any, auth_client: Callable[[User], APIClient]
+) -> None:
+    # A normal answer, without a key: the header set to match.
+    plain = games.person_match(*people)
+    mover, body = first_move(games, plain)
+    normal = auth_client(mover).post(moves_url(plain), body, format="json")
+    assert normal.status_code == 201
+    assert normal["ETag"] and "Authorization" in normal["Vary"]
+
+    match = games.person_match(*people)
+    mover, body = first_move(games, match)
+    client = auth_client(mover)
+    headers = {"HTTP_IDEMPOTENCY_KEY": key()}
+    first = client.post(moves_url(match), body, format="json", **headers)
+    again = client.post(moves_url(match), body, format="json", **headers)
+    assert first.status_code == again.status_code == 201
+    for response in (first, again):
+        assert _header_names(response) == _header_names(normal)
+        assert "Authorization" in response["Vary"]
+    assert again["ETag"] == first["ETag"]
+    assert again["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first
+
+
+def test_a_replayed_match_creation_keeps_its_etag_and_vary(
+    people: tuple[User, User], auth_client: Callable[[User], APIClient]
+) -> None:
+    client = auth_client(people[0])
+    body = {"players": 2, "seats": ["open"]}
+    normal = client.post(MATCHES, body, format="json")
+    headers = {"HTTP_IDEMPOTENCY_KEY": key()}
+    first = client.post(MATCHES, body, format="json", **headers)
+    again = client.post(MATCHES, body, format="json", **headers)
+    assert normal.status_code == first.status_code == again.status_code == 201
+    assert _header_names(first) == _header_names(again) == _header_names(normal)
+    assert again["ETag"] == first["ETag"] and "Authorization" in again["Vary"]

@@ -11,6 +11,7 @@ from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
 from accounts.models import User
+from tests.conftest import DEFAULT_PASSWORD
 from tests.hardening.conftest import assert_clean_error
 
 TOKEN = "/api/v1/auth/token"
@@ -21,10 +22,23 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def rates(settings: Any) -> Callable[..., None]:
-    def set_rates(*, anon: str | None = None, user: str | None = None) -> None:
+    def set_rates(
+        *,
+        anon: str | None = None,
+        user: str | None = None,
+        login_ip: str | None = None,
+        login_user: str | None = None,
+        auth_failure: str | None = None,
+    ) -> None:
         settings.REST_FRAMEWORK = {
             **settings.REST_FRAMEWORK,
-            "DEFAULT_THROTTLE_RATES": {"anon": anon, "user": user},
+            "DEFAULT_THROTTLE_RATES": {
+                "anon": anon,
+                "user": user,
+                "login_ip": login_ip,
+                "login_user": login_user,
+                "auth_failure": auth_failure,
+            },
         }
 
     return set_rates
@@ -41,6 +55,9 @@ def test_the_defaults_are_generous() -> None:
     assert django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] == {
         "anon": "60/min",
         "user": "600/min",
+        "login_ip": "20/min",
+        "login_user": "10/min",
+        "auth_failure": "30/min",
     }
 
 
@@ -79,3 +96,142 @@ def test_a_rate_of_none_turns_a_throttle_off(
     client = auth_client(user_factory())
     for _ in range(30):
         assert client.get(ME).status_code == 200
+
+
+# --- Password checks and failed token authentications (issue 19, item 4) -----------------
+
+REGISTER = "/api/v1/auth/register"
+
+
+def test_the_token_endpoint_is_throttled_per_user_name_across_addresses(
+    rates: Callable[..., None], user_factory: Callable[..., User]
+) -> None:
+    rates(login_user="3/min")
+    user_factory(username="victim")
+    wrong = {"username": "Victim", "password": "wrong-password"}
+    for n in range(3):
+        client = APIClient(REMOTE_ADDR=f"203.0.113.{n}")
+        assert client.post(TOKEN, wrong, format="json").status_code == 401
+    # A fourth address, and even the right password: that name is over its limit.
+    right = {"username": "victim", "password": DEFAULT_PASSWORD}
+    assert_throttled(APIClient(REMOTE_ADDR="203.0.113.99").post(TOKEN, right, format="json"))
+    # Another name from the same addresses is not.
+    other = {"username": "someone-else", "password": "wrong-password"}
+    assert APIClient(REMOTE_ADDR="203.0.113.0").post(TOKEN, other, format="json").status_code == 401
+
+
+def test_password_checks_are_throttled_per_ip_across_user_names(
+    rates: Callable[..., None],
+) -> None:
+    rates(login_ip="3/min")
+    client = APIClient(REMOTE_ADDR="203.0.113.7")
+    for n in range(3):
+        body = {"username": f"name{n}", "password": "wrong-password"}
+        assert client.post(TOKEN, body, format="json").status_code == 401
+    assert_throttled(client.post(TOKEN, {"username": "x", "password": "y"}, format="json"))
+    # Registering sets a password (a hash as costly as a check): the same budget.
+    body = {"username": "newcomer", "password": DEFAULT_PASSWORD}
+    assert_throttled(client.post(REGISTER, body, format="json"))
+    assert (
+        APIClient(REMOTE_ADDR="203.0.113.8").post(REGISTER, body, format="json").status_code == 201
+    )
+
+
+@pytest.mark.parametrize("path", ["/api-auth/login/", "/admin/login/"])
+def test_the_login_forms_are_throttled_and_answer_429_with_retry_after(
+    path: str, rates: Callable[..., None], user_factory: Callable[..., User]
+) -> None:
+    from django.test import Client
+
+    rates(login_ip="100/min", login_user="3/min")
+    user_factory(username="staffer", is_staff=True)
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    wrong = {"username": "staffer", "password": "wrong-password"}
+    for _ in range(3):
+        response = client.post(path, wrong)
+        assert response.status_code == 200  # the form again, with its error
+    response = client.post(path, {"username": "staffer", "password": DEFAULT_PASSWORD})
+    assert response.status_code == 429
+    assert response["Content-Type"].startswith("text/html")
+    retry_after = int(response["Retry-After"])
+    assert 1 <= retry_after <= 60
+    assert f"Try again in {retry_after} seconds" in response.content.decode()
+
+
+def test_failed_token_authentications_are_throttled_per_ip(
+    rates: Callable[..., None], user_factory: Callable[..., User]
+) -> None:
+    rates(auth_failure="3/min")
+    client = APIClient(REMOTE_ADDR="203.0.113.7")
+    for n in range(3):
+        response = client.get(ME, HTTP_AUTHORIZATION=f"Token made-up-{n}")
+        assert_clean_error(response, 401, "authentication_failed")
+    user = user_factory(username="alice")
+    from rest_framework.authtoken.models import Token
+
+    key = Token.objects.get(user=user).key
+    # Over the limit: refused before any lookup, a right token included (from there).
+    assert_throttled(client.get(ME, HTTP_AUTHORIZATION="Token made-up-4"))
+    assert_throttled(client.get(ME, HTTP_AUTHORIZATION=f"Token {key}"))
+    # Another address is not concerned, and successes are not counted.
+    other = APIClient(REMOTE_ADDR="203.0.113.8")
+    for _ in range(5):
+        assert other.get(ME, HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+
+
+def _served_in_parallel(scope: str, threads: int, each: int) -> int:
+    """Hits of 8 threads on one counter at once; how many were let through."""
+    import threading
+
+    from rest_framework.exceptions import Throttled
+
+    from briscola_service import throttling
+
+    allowed: list[int] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def worker() -> None:
+        start.wait()
+        for _ in range(each):
+            try:
+                throttling.check(scope, "203.0.113.50")
+            except Throttled:
+                continue
+            with lock:
+                allowed.append(1)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    return len(allowed)
+
+
+def test_the_local_counters_never_let_more_than_the_limit_through_in_parallel(
+    rates: Callable[..., None], settings: Any
+) -> None:
+    """Without Redis (make run: one process), the process-local counters are exact."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "throttle-local-test",
+            "KEY_PREFIX": settings.CACHES["throttle"]["KEY_PREFIX"],
+        },
+    }
+    rates(anon="50/min")
+    assert _served_in_parallel("anon", threads=8, each=25) == 50
+
+
+@pytest.mark.redis
+def test_the_redis_counters_never_let_more_than_the_limit_through_in_parallel(
+    rates: Callable[..., None],
+) -> None:
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    assert isinstance(caches["throttle"], RedisCache)
+    rates(anon="50/min")
+    assert _served_in_parallel("anon", threads=8, each=25) == 50

@@ -1,0 +1,366 @@
+"""Operations, with real processes: readiness as each dependency stops, a request id in a
+real worker's log, a backup restored, and more than one of everything.
+
+(The in-process checks of /healthz, /readyz, /metrics and the logs are in tests/ops.)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.faults.conftest import assert_log_whole, current_deal, move_log, wait_for_turn
+from tests.faults.stack import ROOT, Client, Process, Stack, free_port, wait_for
+
+pytestmark = [pytest.mark.processes, pytest.mark.slow]
+
+
+def _status(stack: Stack, path: str) -> int:
+    try:
+        return requests.get(stack.base + path, timeout=10).status_code
+    except requests.RequestException:
+        return 0
+
+
+def _ready_body(stack: Stack) -> dict[str, Any]:
+    body: dict[str, Any] = requests.get(stack.base + "/readyz", timeout=10).json()
+    return body
+
+
+def test_each_dependency_down_flips_readiness_not_liveness(
+    make_stack: Callable[..., Stack],
+) -> None:
+    stack = make_stack(WORKER_SEEN_SECONDS="4")
+    stack.start_worker()
+    stack.beat.start()
+    wait_for("ready", lambda: _status(stack, "/readyz") == 200, 40)
+
+    stack.postgres.stop()
+    wait_for("not ready without PostgreSQL", lambda: _status(stack, "/readyz") == 503, 20)
+    assert _ready_body(stack)["checks"]["Database"] != "OK"
+    assert _status(stack, "/healthz") == 200
+    stack.postgres.start()
+    wait_for("ready again", lambda: _status(stack, "/readyz") == 200, 40)
+
+    stack.redis.stop()
+    wait_for("not ready without Redis", lambda: _status(stack, "/readyz") == 503, 20)
+    assert _ready_body(stack)["checks"]["RedisPing"] == "Redis does not answer."
+    assert _status(stack, "/healthz") == 200
+    stack.redis.start()
+    wait_for("ready again", lambda: _status(stack, "/readyz") == 200, 60)
+
+    stack.worker.stop()
+    wait_for("not ready without a worker", lambda: _status(stack, "/readyz") == 503, 20)
+    assert _ready_body(stack)["checks"]["WorkerSeen"].startswith("No Celery worker seen")
+    assert _status(stack, "/healthz") == 200
+
+
+def test_a_move_and_the_bot_reply_share_a_request_id_across_processes(
+    make_stack: Callable[..., Stack],
+) -> None:
+    stack = make_stack(LOG_FORMAT="json", LOG_LEVEL="INFO")
+    stack.start_worker()
+    alice = stack.register("alice")
+    created = alice.post("/api/v1/matches", {"players": 2, "seats": [{"bot": "greedy"}]})
+    assert created.status_code == 201, created.text
+    match_id = created.json()["id"]
+    deal = wait_for_turn(alice, match_id)
+    response = alice.session.post(
+        f"{stack.base}/api/v1/matches/{match_id}/moves",
+        json={"card": deal["legal"][0], "ply": deal["ply"]},
+        headers={"X-Request-ID": "alice-move-0001"},
+        timeout=10,
+    )
+    assert response.status_code == 201, response.text
+    assert response.headers["X-Request-ID"] == "alice-move-0001"
+
+    def bot_line() -> dict[str, Any] | None:
+        for line in stack.worker.log.read_text(errors="replace").splitlines():
+            if not line.startswith("{"):
+                continue
+            record = json.loads(line)
+            if record.get("request_id") == "alice-move-0001" and "played" in record["message"]:
+                return dict(record)
+        return None
+
+    record = wait_for("the bot's reply logged under alice's request id", bot_line, 30)
+    assert record["logger"] == "games.matches.services"
+    assert record["level"] == "INFO"
+
+
+def _pg_tool(stack: Stack, tool: str, *args: str) -> None:
+    assert stack.postgres.bindir is not None
+    found = shutil.which(tool) or str(stack.postgres.bindir / tool)
+    subprocess.run(
+        [found, "-h", "127.0.0.1", "-p", str(stack.postgres.port)]
+        + ["-U", "postgres", *args],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def _play_to_the_end(client: Client, match_id: str) -> None:
+    while True:
+        detail = client.get(f"/api/v1/matches/{match_id}").json()
+        if detail["status"] == "finished":
+            return
+        deal = wait_for_turn(client, match_id)
+        body = {"card": deal["legal"][0], "ply": deal["ply"]}
+        response = client.post(f"/api/v1/matches/{match_id}/moves", body)
+        assert response.status_code in (201, 409), response.text
+
+
+def test_a_backup_restored_into_a_fresh_database_verifies_and_plays_on(
+    make_stack: Callable[..., Stack], tmp_path: Path
+) -> None:
+    stack = make_stack()
+    stack.start_worker()
+    alice = stack.register("alice")
+    finished = alice.post("/api/v1/matches", {"players": 2, "seats": [{"bot": "greedy"}]})
+    _play_to_the_end(alice, finished.json()["id"])
+    live = alice.post(
+        "/api/v1/matches", {"players": 2, "format": "first_to_2", "seats": [{"bot": "random"}]}
+    ).json()["id"]
+    for _ in range(3):  # a few cards into the live match
+        deal = wait_for_turn(alice, live)
+        assert (
+            alice.post(
+                f"/api/v1/matches/{live}/moves", {"card": deal["legal"][0], "ply": deal["ply"]}
+            ).status_code
+            == 201
+        )
+    before = wait_for_turn(alice, live)
+
+    dump = tmp_path / "briscola.dump"
+    _pg_tool(stack, "pg_dump", "--format=custom", f"--file={dump}", "briscola")
+    _pg_tool(stack, "createdb", "restored")
+    _pg_tool(stack, "pg_restore", "--no-owner", "--dbname=restored", str(dump))
+
+    # The old processes go; new ones serve the restored database.
+    stack.worker.stop()
+    stack.web.stop()
+    url = stack.postgres.url.rsplit("/", 1)[0] + "/restored"
+    env = {**stack.env, "DATABASE_URL": url}
+    port = free_port()
+    bind = f"127.0.0.1:{stack.port}"
+    web = Process(
+        "web-restored",
+        [f"127.0.0.1:{port}" if part == bind else part for part in stack.web.cmd],
+        env,
+        stack.workdir,
+    )
+    worker = Process("worker-restored", stack.worker.cmd, env, stack.workdir)
+    web.start()
+    worker.start()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for("the restored web answers", lambda: _get_ok(base + "/healthz"), 30)
+        restored = Client(base, _token(alice))
+        finished_deals = stack.sql("SELECT count(*) FROM games_deal WHERE status = 'finished'")
+        deal_ids = [
+            row[0] for row in _sql(url, "SELECT id FROM games_deal WHERE status = 'finished'")
+        ]
+        assert len(deal_ids) == finished_deals[0][0] >= 1
+        for deal_id in deal_ids:
+            record = tmp_path / f"deal-{deal_id}.json"
+            exported = restored.get(f"/api/v1/deals/{deal_id}/export")
+            assert exported.status_code == 200, exported.text
+            record.write_text(exported.text)
+            verified = subprocess.run(
+                [sys.executable, "-m", "games.rules", "verify", str(record)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert verified.returncode == 0, verified.stdout + verified.stderr
+
+        # The live match goes on from where it was.
+        after = current_deal(restored, live)
+        assert (after["id"], after["ply"], after["hand"]) == (
+            before["id"],
+            before["ply"],
+            before["hand"],
+        )
+        body = {"card": after["legal"][0], "ply": after["ply"]}
+        assert restored.post(f"/api/v1/matches/{live}/moves", body).status_code == 201
+        answered = wait_for_turn(restored, live, timeout=30)  # the bot replied, from the backup
+        assert answered["ply"] > after["ply"]
+    finally:
+        print(web.tail(), worker.tail())
+        worker.stop()
+        web.stop()
+
+
+def _token(client: Client) -> str:
+    return str(client.session.headers["Authorization"]).split()[1]
+
+
+def _get_ok(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _sql(url: str, query: str) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=5) as conn:
+        rows: list[tuple[Any, ...]] = conn.execute(query).fetchall()
+        return rows
+
+
+# --- More than one of everything ------------------------------------------------------------
+
+
+def _player(
+    base: str,
+    token: str,
+    stop: float,
+    mode: str,
+    acked: list[tuple[str, int, int, str]],
+    errors: list[str],
+    partner: dict[str, Any] | None = None,
+) -> None:
+    """One client: plays matches against a bot (mode "bot") or another person ("person",
+    creating or joining through ``partner``) until ``stop``; records every 201."""
+    client = Client(base, token)
+    rng = random.Random(token)
+    while time.monotonic() < stop:
+        try:
+            if mode == "bot":
+                created = client.post(
+                    "/api/v1/matches",
+                    {
+                        "players": 2,
+                        "rated": True,
+                        "seats": [{"bot": rng.choice(["random", "greedy"])}],
+                    },
+                )
+                match_id = created.json()["id"]
+            else:
+                assert partner is not None
+                match_id = partner["match"]
+            while time.monotonic() < stop:
+                detail = client.get(f"/api/v1/matches/{match_id}").json()
+                if detail["status"] == "finished":
+                    break
+                deal = detail["current_deal"]
+                if deal is None or deal["turn"] != deal["seat"]:
+                    time.sleep(0.02)
+                    continue
+                card = rng.choice(deal["legal"])
+                response = client.post(
+                    f"/api/v1/matches/{match_id}/moves",
+                    {"card": card, "ply": deal["ply"]},
+                )
+                if response.status_code == 201:
+                    acked.append((match_id, deal["id"], deal["ply"], card))
+                elif response.status_code != 409:
+                    errors.append(f"{response.status_code} {response.text[:200]}")
+            if mode != "bot":
+                return
+        except requests.RequestException as exc:
+            errors.append(repr(exc))
+
+
+@pytest.mark.parametrize("beats", [1, 2], ids=["one-beat", "two-beats"])
+def test_two_web_servers_two_workers_lose_nothing_and_do_nothing_twice(
+    make_stack: Callable[..., Stack], beats: int
+) -> None:
+    # Sweeps every 2 s that re-queue after 1 s: with two beats, the same reply is often
+    # queued twice, as it is when a task is slow, lost and found again.
+    stack = make_stack(BOT_SWEEP_SECONDS="2", BOT_SWEEP_AFTER_SECONDS="1")
+    port = free_port()
+    bind = f"127.0.0.1:{stack.port}"
+    web2 = Process(
+        "web2",
+        [f"127.0.0.1:{port}" if p == bind else p for p in stack.web.cmd],
+        stack.env,
+        stack.workdir,
+    )
+    worker2 = Process(
+        "worker2", [p.replace("w@", "w2@") for p in stack.worker.cmd], stack.env, stack.workdir
+    )
+    beat2 = Process(
+        "beat2",
+        [p if "beat-schedule" not in p else p + "-2" for p in stack.beat.cmd],
+        stack.env,
+        stack.workdir,
+    )
+    extra = [web2, worker2] + ([beat2] if beats == 2 else [])
+    stack.start_worker()
+    stack.beat.start()
+    for process in extra:
+        process.start()
+    try:
+        bases = [stack.base, f"http://127.0.0.1:{port}"]
+        wait_for("the second web answers", lambda: _get_ok(bases[1] + "/healthz"), 30)
+        tokens = [
+            stack.register(f"p{n}").session.headers["Authorization"].split()[1] for n in range(16)
+        ]
+        acked: list[tuple[str, int, int, str]] = []
+        errors: list[str] = []
+        stop = time.monotonic() + 40
+        threads = []
+        for n in range(8):  # eight people against bots
+            args = (bases[n % 2], tokens[n], stop, "bot", acked, errors)
+            threads.append(threading.Thread(target=_player, args=args))
+        for n in range(8, 16, 2):  # four pairs of people, each on both servers
+            host = Client(bases[0], tokens[n])
+            match_id = host.post(
+                "/api/v1/matches", {"players": 2, "rated": True, "seats": ["open"]}
+            ).json()["id"]
+            guest = Client(bases[1], tokens[n + 1])
+            assert guest.post(f"/api/v1/matches/{match_id}/join").status_code == 200
+            shared = {"match": match_id}
+            for token, base in ((tokens[n], bases[0]), (tokens[n + 1], bases[1])):
+                args = (base, token, stop, "person", acked, errors, shared)
+                threads.append(threading.Thread(target=_player, args=args))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert errors == []
+        assert len(acked) > 50
+
+        # Every acknowledged move is in the log, at its ply, once.
+        stored = {
+            (str(m), d, p): c
+            for m, d, p, c in stack.sql(
+                "SELECT d.match_id, m.deal_id, m.ply, m.card FROM games_move m "
+                "JOIN games_deal d ON d.id = m.deal_id"
+            )
+        }
+        for match_id, deal_id, ply, card in acked:
+            assert stored[(match_id, deal_id, ply)] == card
+        for (match_id,) in stack.sql("SELECT id FROM games_match"):
+            assert_log_whole(move_log(stack, str(match_id)))
+
+        # Let the workers and sweeps settle, then: every rated finished match rated once.
+        time.sleep(6)
+        rated = stack.sql(
+            "SELECT m.id, m.players, count(rc.id) FROM games_match m "
+            "LEFT JOIN accounts_ratingchange rc ON rc.match_id = m.id "
+            "WHERE m.status = 'finished' AND m.rated GROUP BY m.id, m.players"
+        )
+        assert rated, "no rated match finished"
+        assert all(changes == players for _, players, changes in rated), rated
+    finally:
+        for process in extra:
+            print(process.tail())
+            process.stop()
