@@ -103,8 +103,7 @@ def _pg_tool(stack: Stack, tool: str, *args: str) -> None:
     assert stack.postgres.bindir is not None
     found = shutil.which(tool) or str(stack.postgres.bindir / tool)
     subprocess.run(
-        [found, "-h", "127.0.0.1", "-p", str(stack.postgres.port)]
-        + ["-U", "postgres", *args],
+        [found, "-h", "127.0.0.1", "-p", str(stack.postgres.port)] + ["-U", "postgres", *args],
         check=True,
         capture_output=True,
         timeout=120,
