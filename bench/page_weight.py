@@ -1,24 +1,26 @@
 """What the table page (/play/<match id>/) costs a browser that has nothing cached.
 
-Starts the service (``manage.py runserver``, DEBUG, on a scratch SQLite database unless
-DATABASE_URL is given), signs a person in, starts a match against the random bot, then
-loads the table in a fresh Chromium context (empty cache) several times and counts, up to
-the moment the table is interactive (the player's cards are buttons that can be played),
-the requests made and the bytes transferred (response headers and bodies as sent). It
-also times a card's click to the card shown on the table, and lists the requests made in
-between (the target: only the move itself).
+Starts the service as production does (static files collected, gunicorn with uvicorn
+workers, DEBUG off, WhiteNoise serving the files compressed; ``--serve runserver`` for
+Django's development server instead), on a scratch SQLite database unless DATABASE_URL
+is given, signs a person in, starts a match against the random bot, then loads the table in a fresh
+Chromium context (empty cache) several times and counts, up to the moment the table is
+interactive (the player's cards are buttons that can be played), the requests made and
+the bytes transferred (response headers and bodies as sent). It also times, inside the
+page, a card's click to the card shown on the table, and lists the requests started in
+between (the target: none but the move itself).
 
     .venv/bin/python bench/page_weight.py --runs 5
 
 Targets (issue 15): under 150 KB and at most 10 requests before interactive. The figures
-are printed, not asserted. Static files here are served by Django's development server,
-uncompressed; a production server compresses them (so they weigh less there).
+are printed, not asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -138,14 +140,27 @@ def measure(browser: Any, base_url: str, session: str, match_id: str) -> dict[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--serve", choices=["asgi", "runserver"], default="asgi")
     args = parser.parse_args()
 
     scratch = tempfile.TemporaryDirectory()
     env = dict(os.environ)
     env.pop("REDIS_URL", None)  # bot replies in-process: no worker needed
     env.setdefault("DATABASE_URL", f"sqlite:///{scratch.name}/bench.sqlite3")
-    env["DEBUG"] = "true"
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "DEBUG")})
+    if args.serve == "asgi":
+        # As in production (DEBUG off: WhiteNoise serves the collected files compressed),
+        # over plain HTTP on this machine.
+        env.update(
+            DEBUG="false",
+            SECRET_KEY=secrets.token_urlsafe(50),
+            ALLOWED_HOSTS="127.0.0.1,localhost",
+            SECURE_SSL_REDIRECT="false",
+            SESSION_COOKIE_SECURE="false",
+            CSRF_COOKIE_SECURE="false",
+        )
+    else:
+        env["DEBUG"] = "true"
+    os.environ.update(env)
     os.environ.pop("REDIS_URL", None)
     python = sys.executable
     subprocess.run(
@@ -153,8 +168,27 @@ def main() -> None:
     )
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
+    if args.serve == "asgi":  # as `make run`
+        subprocess.run(
+            [python, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+        command = [
+            str(Path(python).parent / "gunicorn"),
+            "briscola_service.asgi",
+            "--worker-class",
+            "briscola_service.serving.Worker",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+        ]
+    else:
+        command = [python, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
     server = subprocess.Popen(
-        [python, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        command,
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -178,6 +212,7 @@ def main() -> None:
         scratch.cleanup()
 
     first = results[0]
+    print(f"Served by {args.serve} ({'DEBUG off' if args.serve == 'asgi' else 'DEBUG on'}).")
     print("The table page, cold (empty cache), 390x844, until the cards can be played:")
     for method, url, size in first["rows"]:
         print(f"  {method:4} {url:60} {size / 1024:7.1f} KB")
