@@ -42,6 +42,7 @@ run: venv
 	$(PY) manage.py collectstatic --noinput -v 0
 	@echo ""
 	@echo "Briscola service on http://$(HOST):$(PORT)/  (gunicorn + uvicorn, $(WEB_WORKERS) worker(s); Ctrl-C stops it)"
+	@echo "  Play:     http://$(HOST):$(PORT)/play/"
 	@echo "  API docs: http://$(HOST):$(PORT)/api/docs/"
 	@echo "  Admin:    http://$(HOST):$(PORT)/admin/  (create a login: $(PY) manage.py createsuperuser)"
 	@echo "  Try:"

@@ -91,6 +91,9 @@ MIDDLEWARE = [
     "briscola_service.middleware.DatabaseUnavailableMiddleware",
     "briscola_service.middleware.ThrottledLoginMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The pages speak the browser's language (Accept-Language) or the one chosen with the
+    # switch (a cookie); English or Italian (LANGUAGES).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -239,6 +242,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
 # --- Auth --------------------------------------------------------------------------------
 
 AUTH_USER_MODEL = "accounts.User"
+# The pages' sign-in (games/play); the admin keeps its own.
+LOGIN_URL = "play-signin"
+LOGIN_REDIRECT_URL = "play-lobby"
+LOGOUT_REDIRECT_URL = "play-signin"
 AUTHENTICATION_BACKENDS = ["accounts.backends.PeopleOnlyBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -287,7 +294,8 @@ if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
 
 # --- I18n, static ------------------------------------------------------------------------
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("it", "Italiano")]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -19,7 +19,8 @@ def _module_exists(name: str) -> bool:
 
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("", RedirectView.as_view(pattern_name="swagger-ui", permanent=False)),
+    # People land on the game (the API's docs are linked from the lobby).
+    path("", RedirectView.as_view(pattern_name="play-lobby", permanent=False)),
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
@@ -34,6 +35,10 @@ if settings.GAMES_APP_PRESENT and _module_exists("games.urls"):
     urlpatterns.append(path("api/v1/", include("games.urls")))
 if settings.GAMES_APP_PRESENT and _module_exists("games.replays.pages"):
     urlpatterns.append(path("replay/", include("games.replays.pages")))
+if settings.GAMES_APP_PRESENT and _module_exists("games.play.pages"):
+    urlpatterns.append(path("play/", include("games.play.pages")))
+# The language switch of the pages (POST language=en|it; a cookie keeps the choice).
+urlpatterns.append(path("i18n/", include("django.conf.urls.i18n")))
 
 # Last: any other /api/ URL answers a JSON 404, in DEBUG too.
 urlpatterns.append(re_path(r"^api/(?P<path>.*)$", exceptions.api_not_found))

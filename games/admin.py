@@ -5,16 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from briscola_service.admin import ReadOnlyMixin
-from games.matches.selectors import staff_powers
-from games.models import Deal, DealStatus, Match, Move, Seat
+from games.matches.selectors import deal_state, staff_powers
+from games.models import Deal, DealStatus, Match, MatchStatus, Move, Seat
 
 # The query parameter that shows a live deal's seed on its admin page.
 REVEAL = "reveal_live_deal"
+
+
+def _team_names(match: Match, team: int) -> str:
+    """The user names of a team's seats ("alice & carol"), from the prefetched seats."""
+    seats = sorted(match.seats.all(), key=lambda s: s.number)
+    return " & ".join(s.user.username if s.user else "(open)" for s in seats if s.team == team)
 
 
 class SeatInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
@@ -50,23 +58,47 @@ class MoveInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Match)
 class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = (
-        "id",
-        "players",
-        "format",
-        "status",
-        "deals_won_team0",
-        "deals_won_team1",
-        "winner_team",
-        "public",
-        "rated",
-        "created_by",
-        "created_at",
-    )
+    # Few, short columns: the list fits 1280 px beside the filter panel.
+    list_display = ("short_id", "who", "kind", "status", "score", "winner", "created")
+    list_display_links = ("short_id",)
     list_filter = ("status", "players", "format", "public", "rated", "end_reason")
     search_fields = ("id", "created_by__username", "seats__user__username")
     date_hierarchy = "created_at"
     inlines = [SeatInline, DealInline]
+    list_per_page = 50
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Match]:
+        return super().get_queryset(request).prefetch_related("seats__user")
+
+    @admin.display(description="Match", ordering="id")
+    def short_id(self, obj: Match) -> str:
+        return str(obj.pk)[:8]
+
+    class Media:
+        css = {"all": ("games/admin.css",)}
+
+    @admin.display(description="Players (team 0 vs 1)")
+    def who(self, obj: Match) -> str:
+        return f"{_team_names(obj, 0)} vs {_team_names(obj, 1)}"
+
+    @admin.display(description="Format", ordering="format")
+    def kind(self, obj: Match) -> str:
+        short = {"single": "single", "first_to_2": "to 2", "first_to_3": "to 3"}
+        return f"{obj.players}p {short.get(obj.format, obj.format)}"
+
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, obj: Match) -> str:
+        return obj.created_at.strftime("%Y-%m-%d %H:%M")
+
+    @admin.display(description="Deals won")
+    def score(self, obj: Match) -> str:
+        return f"{obj.deals_won_team0}-{obj.deals_won_team1}"
+
+    @admin.display(description="Winner", ordering="winner_team")
+    def winner(self, obj: Match) -> str:
+        if obj.winner_team is not None:
+            return _team_names(obj, obj.winner_team)
+        return "drawn" if obj.status == MatchStatus.FINISHED else "-"
 
 
 @admin.register(Deal)
@@ -85,7 +117,7 @@ class DealAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ("status", "match__players")
     search_fields = ("match__id", "commitment")
     inlines = [MoveInline]
-    readonly_fields = ("replay_link", "seed_hidden")
+    readonly_fields = ("replay_link", "seed_hidden", "tricks")
 
     # A live deal's seed is every hand and the stock: shown only when asked for, with a
     # warning, and never to a staff member who plays in the match.
@@ -131,6 +163,36 @@ class DealAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
             '<a href="?{}=1">Show it anyway</a> (not to an administrator who plays in '
             "this match).",
             REVEAL,
+        )
+
+    @admin.display(description="Tricks")
+    def tricks(self, obj: Deal) -> SafeString:
+        """The deal trick by trick (leader, cards in play order, winner, points), replayed
+        from its seed and move log."""
+        seats = {s.number: s.user.username if s.user else "(open)" for s in obj.match.seats.all()}
+        state = deal_state(obj)
+        n = state.players
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    number,
+                    f"S{t.leader} {seats.get(t.leader, '')}",
+                    " ".join(f"{card} (S{(t.leader + i) % n})" for i, card in enumerate(t.cards)),
+                    f"S{t.winner} {seats.get(t.winner, '')}",
+                    t.points,
+                )
+                for number, t in enumerate(state.tricks, start=1)
+            ),
+        )
+        if not state.tricks:
+            return format_html("<p>{}</p>", "No trick taken yet.")
+        return format_html(
+            '<table class="deal-tricks"><thead><tr><th>Trick</th><th>Leader</th>'
+            "<th>Cards (seat)</th><th>Winner</th><th>Points</th></tr></thead>"
+            "<tbody>{}</tbody></table>",
+            rows,
         )
 
     @admin.display(description="Replay")

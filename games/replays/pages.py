@@ -3,23 +3,24 @@
 The page is only a shell: everything it shows comes from ``GET /api/v1/deals/{id}/replay``
 (session authentication), which decides what the viewer may see. Anonymous visitors may
 watch a public match's deals once they are over (the API allows exactly that); for any
-other deal they are sent to log in first. A private match's deals are shown only to its
-players and to administrators (403 for anyone else).
+other deal they are sent to sign in first (the play pages' sign-in, settings.LOGIN_URL,
+which links to sign-up). A private match's deals are shown only to its players and to
+administrators (403 for anyone else). The page links to the match's other deals and, for
+its players, to the match's table.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import render, resolve_url
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET
 
 from games.errors import DealNotFoundError
 from games.matches import selectors
-
-LOGIN_URL = "/api-auth/login/"
 
 
 @require_GET
@@ -31,11 +32,12 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     match = deal.match
     user = request.user
     if not user.is_authenticated and not (match.public and deal.is_over):
-        return redirect_to_login(request.get_full_path(), LOGIN_URL)
+        return redirect_to_login(request.get_full_path())
     seats = selectors.match_seats(match)
     if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
         raise PermissionDenied("This deal belongs to a private match.")
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
+    numbers = dict(match.deals.values_list("number", "pk"))
     return render(
         request,
         "games/replay.html",
@@ -47,6 +49,15 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
             "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
             "verify_url": reverse("deal-verify", kwargs={"deal_id": deal.pk}),
+            # Only a deal that is over has a record to export (the API answers 403 before).
+            "records_open": deal.is_over or selectors.is_admin(user),
+            "previous_deal": numbers.get(deal.number - 1),
+            "next_deal": numbers.get(deal.number + 1),
+            "deal_count": len(numbers),
+            "table_url": (
+                reverse("play-table", kwargs={"match_id": match.pk}) if mine is not None else ""
+            ),
+            "signin_url": resolve_url(settings.LOGIN_URL),
         },
     )
 

@@ -1,4 +1,4 @@
-"""A headless Chromium for the replay page's browser tests (``live_server``: tests/conftest.py).
+"""A headless Chromium for the replay and play pages' tests (``live_server``: tests/conftest.py).
 
 Chromium is Debian's (``apt-get install chromium``), driven through the ``playwright``
 package; tests here are marked ``browser`` and skipped, with the reason, when either is
@@ -8,7 +8,8 @@ missing (failed instead under BRISCOLA_REQUIRE_SERVICES=1; see tests/conftest.py
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,3 +48,79 @@ def chromium() -> Iterator[Any]:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = saved
+
+
+# --- Shared by the play pages' tests -------------------------------------------------------
+
+ARTIFACTS = Path(
+    os.environ.get("BRISCOLA_TEST_ARTIFACTS", Path(__file__).parents[2] / "test-artifacts")
+)
+AXE_JS = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture
+def shots(request: pytest.FixtureRequest) -> Callable[[Any, str], Path]:
+    """``shots(page, "name")`` writes a screenshot under test-artifacts/browser/<test>/
+    (gitignored; BRISCOLA_TEST_ARTIFACTS moves it) and returns its path."""
+    folder = ARTIFACTS / "browser" / request.node.name.replace("[", "-").rstrip("]")
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def take(page: Any, name: str, *, full_page: bool = False) -> Path:
+        """``page`` may also be a locator: a screenshot of that element."""
+        path = folder / f"{name}.png"
+        page.screenshot(path=str(path), **({"full_page": True} if full_page else {}))
+        return path
+
+    return take
+
+
+def session_context(browser: Any, live_server: Any, user: Any, **options: Any) -> Any:
+    """A browser context signed in as ``user`` (the session cookie of a forced login)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    context = browser.new_context(**options)
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    return context
+
+
+def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[Any]:
+    """axe-core's violations of the page as it is now, of the given impacts."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
+    result = page.evaluate("async () => await axe.run(document)")
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "nodes": [n["html"][:160] for n in v["nodes"][:5]],
+        }
+        for v in result["violations"]
+        if v["impact"] in impacts
+    ]
+
+
+def boxes_outside_viewport(page: Any, selector: str) -> list[Any]:
+    """The visible elements matching ``selector`` whose box is not wholly inside the
+    viewport (each with its box), measured at scroll 0."""
+    return page.evaluate(
+        """(selector) => {
+          window.scrollTo(0, 0);
+          const out = [];
+          const w = window.innerWidth, h = window.innerHeight;
+          for (const el of document.querySelectorAll(selector)) {
+            const r = el.getBoundingClientRect();
+            if (r.width === 0 && r.height === 0) continue;
+            if (r.left < -0.5 || r.top < -0.5 || r.right > w + 0.5 || r.bottom > h + 0.5) {
+              const name = el.id || el.className || el.tagName;
+              out.push({el: name, box: [r.left, r.top, r.right, r.bottom]});
+            }
+          }
+          return out;
+        }""",
+        selector,
+    )

@@ -70,6 +70,14 @@ def test_step_a_finished_deal_to_its_end(
     page.click("#next")
     at_ply(page, 5)
     assert page.locator("#ply-label").inner_text() == "Move 5 / 40"
+    # The log numbers moves as the API does, from ply 0, once.
+    lines = page.locator("#log li").all_inner_texts()
+    played = [line for line in lines if " plays " in line]
+    assert played[-1].startswith("ply 4: "), lines
+    assert page.locator("#log").evaluate("el => el.tagName") == "UL"
+    # Links to the match's other deals (a single deal: none) and to its table.
+    assert page.get_attribute("#match-table", "href") == f"/play/{deal.match_id}/"
+    assert page.locator("#next-deal").count() == 0
     assert page.locator("#trick .card").count() == 1  # the sixth card leads trick 3
     page.screenshot(path="/tmp/replay-desktop-mid.png")
     page.eval_on_selector(
@@ -122,11 +130,18 @@ def test_phone_sized_screen(
         assert width <= inner, (width, inner)
 
     no_horizontal_overflow()
+    controls = page.locator(".controls").bounding_box()
     page.click("#next")
     at_ply(page, 1)
     page.click("#next")
-    at_ply(page, 2)
+    at_ply(page, 2)  # a trick is taken: the "last trick" row fills
     no_horizontal_overflow()
+    # The controls stay where the thumb found them.
+    assert page.locator(".controls").bounding_box() == controls
+    # Seat badges are whole, not cut with an ellipsis.
+    for badge in page.locator(".seat .name").all():
+        width, scroll = badge.evaluate("el => [el.clientWidth, el.scrollWidth]")
+        assert scroll <= width, badge.inner_text()
     page.click("#last")
     at_ply(page, 40)
     no_horizontal_overflow()

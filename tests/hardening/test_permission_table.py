@@ -134,7 +134,10 @@ NOT_INVITED = Expect(403, "not_invited")  # games.clocks
 CANNOT_LEAVE = Expect(409, "cannot_leave")
 SEAT_NOT_LEFT = Expect(409, "seat_not_left")
 NOT_FINISHED = Expect(409, "match_not_finished")
-TO_REPLAY_LOGIN = Expect(302, location="/api-auth/login/?next={url}")
+TO_REPLAY_LOGIN = Expect(302, location="/play/signin/?next={url}")
+TO_SIGN_IN = TO_REPLAY_LOGIN
+TO_LOBBY = Expect(302, location="/play/")
+SIGNED_OUT = Expect(302, location="/play/signin/", logged_in=False)
 TO_ADMIN_LOGIN = Expect(302, location="/admin/login/?next={url}")
 
 # --- Bodies: functions of the world and the role -------------------------------------------
@@ -258,7 +261,7 @@ ADMIN_MATCH = "/admin/games/match/{match}/change/"
 
 ROWS: list[Row] = [
     # --- The site, the schema and the docs: open to all --------------------------------
-    *table("GET", "/", "-", via="session", anonymous=Expect(302, location="/api/docs/")),
+    *table("GET", "/", "-", via="session", anonymous=Expect(302, location="/play/")),
     *table("GET", "/api/schema/", "-", anonymous=OK, stranger=OK),
     # The schema's errors are negotiated like the schema itself (YAML unless JSON is asked).
     *table(
@@ -1118,6 +1121,49 @@ ROWS: list[Row] = [
         anonymous=HTML_NOT_ALLOWED,
         player=HTML_NOT_ALLOWED,
     ),
+    # --- The play pages (HTML): shells over the API, which decides what they show --------
+    *table("GET", "/play/", "-", via="session", **everyone(HTML_OK, anonymous=TO_SIGN_IN)),
+    *table("POST", "/play/", "-", via="session", stranger=HTML_NOT_ALLOWED),
+    *table(
+        "GET", "/play/{match}/", "active", via="session", **everyone(HTML_OK, anonymous=TO_SIGN_IN)
+    ),
+    *table("GET", "/play/signup/", "-", via="session", **everyone(TO_LOBBY, anonymous=HTML_OK)),
+    *table("GET", "/play/signin/", "-", via="session", **everyone(TO_LOBBY, anonymous=HTML_OK)),
+    # Signing in takes people only (a bot's account cannot), as the API's token does.
+    *table(
+        "POST",
+        "/play/signin/",
+        "-",
+        via="form",
+        body=credentials,
+        anonymous=Expect(200, logged_in=False),
+        stranger=Expect(302, location="/play/", logged_in=True),
+        bot=Expect(200, logged_in=False),
+    ),
+    # Signing up registers through the API's own service: a bot's name is reserved.
+    *table(
+        "POST",
+        "/play/signup/",
+        "-",
+        via="form",
+        body=registration,
+        anonymous=Expect(302, location="/play/", logged_in=True),
+        bot=Expect(200, logged_in=False),
+    ),
+    *table(
+        "GET",
+        "/play/signout/",
+        "-",
+        via="session",
+        **everyone(HTML_NOT_ALLOWED, anonymous=HTML_NOT_ALLOWED),
+    ),
+    *table(
+        "POST",
+        "/play/signout/",
+        "-",
+        via="session",
+        **everyone(SIGNED_OUT, anonymous=SIGNED_OUT),
+    ),
     # --- The admin: staff only, and read-only about games --------------------------------
     *table(
         "GET",
@@ -1459,7 +1505,7 @@ def test_every_api_route_has_a_row_for_every_person() -> None:
     routes = {
         _as_template(r)
         for r in _routes(get_resolver().url_patterns)
-        if r.startswith(("api/v1/", "replay/"))
+        if r.startswith(("api/v1/", "replay/", "play/"))
     }
     assert routes, "no routes found"
     covered: dict[str, set[str]] = {}

@@ -50,3 +50,32 @@ def test_admin_pages_are_readable_and_nothing_is_editable(
     plain = Client()
     plain.force_login(alice.user)
     assert plain.get("/admin/games/match/").status_code == 302
+
+
+@pytest.mark.django_db
+def test_admin_match_list_names_players_and_winner_and_a_deal_shows_its_tricks(
+    player: Callable[..., Player], play_out: Callable[..., object]
+) -> None:
+    alice = player("alice")
+    match_id = alice.create()["id"]
+    play_out(match_id, [alice])
+    match = Match.objects.get(pk=match_id)
+    assert match.status == "finished"
+    root = player("root", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(root.user)
+    listing = client.get("/admin/games/match/").content.decode()
+    assert "alice vs bot-greedy" in listing
+    winner = {0: "alice", 1: "bot-greedy", None: "drawn"}[match.winner_team]
+    assert f'<td class="field-winner">{winner}</td>' in listing
+    assert f'<td class="field-score">{match.deals_won_team0}-{match.deals_won_team1}</td>' in (
+        listing
+    )
+    deal = Deal.objects.get(match=match)
+    page = client.get(f"/admin/games/deal/{deal.pk}/change/").content.decode()
+    # 20 tricks, each with its leader, its two cards by seat, its winner and its points.
+    assert page.count("<tr><td>") == 20
+    first = Move.objects.filter(deal=deal).order_by("ply")[:2]
+    leader = first[0].seat
+    assert f"<td>S{leader} " in page
+    assert f"{first[0].card} (S{first[0].seat}) {first[1].card} (S{first[1].seat})" in page

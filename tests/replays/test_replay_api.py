@@ -253,19 +253,24 @@ def test_replay_page_and_admin_link(table: Callable[..., Any], games: Any) -> No
     page = f"/replay/{private.deal.pk}/"
     client = Client()
     response = client.get(page)
-    assert response.status_code == 302 and "/login/" in response["Location"]
+    # To the play pages' sign-in (which links to sign-up), coming back here after.
+    assert response.status_code == 302
+    assert response["Location"] == f"/play/signin/?next=/replay/{private.deal.pk}/"
     client.force_login(private.seated[0])
     response = client.get(page)
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-your-seat="0"' in html and 'data-can-see-all="0"' in html
     assert "Whole table" not in html and private.deal.seed not in html
-    assert f"/api/v1/deals/{private.deal.pk}/export?format=text" in html
+    # While the deal is played its record is secret (the API answers 403): no links to it.
+    assert f"/api/v1/deals/{private.deal.pk}/export" not in html
+    assert f'href="/play/{private.match.pk}/"' in html  # the match's table, for its players
     assert Client().get("/replay/999999/").status_code == 404
 
     public = finished(table, games, public=True)
     response = Client().get(f"/replay/{public.deal.pk}/")
     assert response.status_code == 200 and "Whole table" in response.content.decode()
+    assert f"/api/v1/deals/{public.deal.pk}/export?format=text" in response.content.decode()
     # Anonymous visitors may replay a public match's finished deal through the API.
     assert Client().get(f"/api/v1/deals/{public.deal.pk}/replay").status_code == 200
 

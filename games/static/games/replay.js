@@ -56,7 +56,7 @@
     switch (step.type) {
       case "deal_started": return "Dealer " + name(step.dealer) + "; briscola " + step.briscola;
       case "hand_dealt": return name(step.seat) + " is dealt " + (step.cards ? step.cards.join(" ") : "3 cards");
-      case "card_played": return (step.ply + 1) + ". " + name(step.seat) + " plays " + step.card;
+      case "card_played": return "ply " + step.ply + ": " + name(step.seat) + " plays " + step.card;
       case "trick_won": return name(step.winner) + " wins trick " + (step.trick + 1) + " +" + step.points;
       case "card_drawn": return name(step.seat) + " draws " + (step.card || "a card") + (step.briscola ? " (the briscola)" : "");
       case "deal_ended": return "End: " + step.points.join("-") + (step.winner === null ? ", drawn" : ", team " + step.winner + " wins");
@@ -150,7 +150,6 @@
     log.replaceChildren();
     data.steps.slice(-8).forEach((step, i, list) => {
       const li = document.createElement("li");
-      li.value = step.step + 1;
       li.textContent = describe(step, data);
       if (i === list.length - 1) li.className = "current";
       log.appendChild(li);
@@ -166,8 +165,8 @@
     el.textContent = (body && body.message) || "The replay could not be loaded.";
     if (body && (body.code === "not_authenticated" || body.code === "authentication_failed")) {
       const a = document.createElement("a");
-      a.href = "/api-auth/login/?next=" + encodeURIComponent(location.pathname + location.search);
-      a.textContent = " Log in";
+      a.href = root.dataset.signin + "?next=" + encodeURIComponent(location.pathname + location.search);
+      a.textContent = " Sign in";
       el.appendChild(a);
     }
     root.dataset.error = body && body.code ? body.code : "error";

@@ -1,0 +1,102 @@
+"""The play pages: ``/play/`` (the lobby), ``/play/<match id>/`` (the table), sign up, sign in.
+
+Each page is a shell: the lobby and the table read and write through the public API with
+the session (DRF's SessionAuthentication, which checks the CSRF token on writes); no page
+reads a match itself, so a page can show nothing the API would not.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render, resolve_url
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods
+
+from games.matches import selectors
+from games.play.forms import SignInForm, SignUpForm
+from games.play.strings import table_strings
+
+
+def _next_url(request: HttpRequest) -> str:
+    """Where to go after signing up: ``next`` when it is this site's, else the lobby."""
+    wanted = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return wanted
+    return resolve_url("play-lobby")
+
+
+@require_http_methods(["GET", "POST"])
+def signup_page(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect(_next_url(request))
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid() and form.user is not None:
+        login(request, form.user, backend="accounts.backends.PeopleOnlyBackend")
+        return redirect(_next_url(request))
+    return render(
+        request,
+        "games/play/signup.html",
+        {"form": form, "next": request.POST.get("next") or request.GET.get("next", "")},
+    )
+
+
+class SignInView(auth_views.LoginView):
+    template_name = "games/play/signin.html"
+    authentication_form = SignInForm
+    redirect_authenticated_user = True
+
+
+def _stream_url(match_id: uuid.UUID) -> str:
+    """The match's live stream (GET /api/v1/matches/{id}/stream) once that route exists;
+    empty until then, and the table polls the match with its ETag instead."""
+    try:
+        return reverse("match-stream", kwargs={"match_id": str(match_id)})
+    except NoReverseMatch:
+        return ""
+
+
+def _base_context() -> dict[str, Any]:
+    return {"strings": table_strings()}
+
+
+@require_GET
+@login_required
+def lobby_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "games/play/lobby.html",
+        {**_base_context(), "bot_levels": selectors.bot_levels_seatable()},
+    )
+
+
+@require_GET
+@login_required
+def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
+    return render(
+        request,
+        "games/play/table.html",
+        {
+            **_base_context(),
+            "match_id": str(match_id),
+            "api_url": reverse("match-detail", kwargs={"match_id": str(match_id)}),
+            "stream_url": _stream_url(match_id),
+        },
+    )
+
+
+urlpatterns = [
+    path("", lobby_page, name="play-lobby"),
+    path("signup/", signup_page, name="play-signup"),
+    path("signin/", SignInView.as_view(), name="play-signin"),
+    path("signout/", auth_views.LogoutView.as_view(), name="play-signout"),
+    path("<uuid:match_id>/", table_page, name="play-table"),
+]

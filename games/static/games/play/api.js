@@ -1,0 +1,59 @@
+// The public REST API (/api/v1/...) as the pages call it: the session's cookie, its CSRF
+// token on writes, JSON in and out, and every error as {code, message, details}.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || "HTTP " + status);
+    this.status = status;
+    this.code = (body && body.code) || (status === 0 ? "network" : "error");
+    this.details = (body && body.details) || {};
+  }
+}
+
+const csrf = () => (document.querySelector("[data-csrf]") || {}).dataset?.csrf || "";
+
+// A fresh Idempotency-Key per intended write (crypto.randomUUID needs a secure context).
+export function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+}
+
+// Returns {status, data, etag}; a 304 has data null. Throws ApiError.
+export async function api(url, { method = "GET", body, etag, key } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET") headers["X-CSRFToken"] = csrf();
+  if (etag) headers["If-None-Match"] = etag;
+  if (key) headers["Idempotency-Key"] = key;
+  let response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      credentials: "same-origin",
+      cache: "no-store",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, null);
+  }
+  if (response.status === 304) return { status: 304, data: null, etag: response.headers.get("ETag") };
+  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data);
+  return { status: response.status, data, etag: response.headers.get("ETag") };
+}
+
+// The page's words, in its language (games/play/strings.py).
+export const T = JSON.parse(document.getElementById("play-strings").textContent);
+
+export function fmt(template, values) {
+  return template.replace(/%\((\w+)\)s/g, (_, name) => (values[name] === undefined ? "" : String(values[name])));
+}
+
+export function errorText(error) {
+  return T.errors[error.code] || error.message || T.errors.error;
+}

@@ -1,0 +1,103 @@
+// Keeps a match's detail fresh. With a live stream (GET /api/v1/matches/{id}/stream, Server-
+// Sent Events) it listens to it; without one (the route is not there, the browser has no
+// EventSource, the stream fails before it opens) it polls the match with its ETag
+// (If-None-Match: a bodiless 304 while nothing changed).
+import { api } from "./api.js";
+
+export class MatchFeed {
+  constructor({ url, streamUrl, onDetail, onError }) {
+    this.url = url;
+    this.streamUrl = streamUrl;
+    this.onDetail = onDetail;
+    this.onError = onError;
+    this.etag = null;
+    this.timer = null;
+    this.source = null;
+    this.mode = "none";
+    this.interval = 1000;
+    this.busy = false;
+    this.stopped = false;
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden && !this.stopped) this.refresh();
+    });
+  }
+
+  // A detail the page got another way (a move's answer) counts as the latest.
+  seen(data, etag) {
+    if (etag) this.etag = etag;
+  }
+
+  async refresh() {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const answer = await api(this.url, { etag: this.etag });
+      if (answer.etag) this.etag = answer.etag;
+      if (answer.status !== 304) this.onDetail(answer.data);
+    } catch (error) {
+      this.onError(error);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  start() {
+    if (this.streamUrl && typeof EventSource === "function") this.listen();
+    else this.poll();
+  }
+
+  listen() {
+    this.mode = "stream";
+    let opened = false;
+    const source = new EventSource(this.streamUrl, { withCredentials: true });
+    this.source = source;
+    const changed = (event) => {
+      let data = null;
+      try { data = JSON.parse(event.data); } catch (e) { data = null; }
+      if (data && data.id && "current_deal" in data) this.onDetail(data);
+      else this.refresh(); // any other event says "something changed": read the match
+    };
+    source.onopen = () => { opened = true; };
+    source.onmessage = changed;
+    ["match", "move", "deal", "update"].forEach((name) => source.addEventListener(name, changed));
+    source.onerror = () => {
+      if (!opened || source.readyState === EventSource.CLOSED) {
+        source.close(); // no stream here (or it ended for good): poll instead
+        this.source = null;
+        this.poll();
+      }
+    };
+  }
+
+  poll() {
+    this.mode = "poll";
+    this.soon(this.interval);
+  }
+
+  // Polls after ``ms`` instead of the usual pace (after a move: a bot replies at once).
+  soon(ms) {
+    if (this.mode !== "poll" || this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), ms);
+  }
+
+  async tick() {
+    if (this.stopped) return;
+    if (!document.hidden) await this.refresh();
+    if (!this.stopped) {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.tick(), this.interval);
+    }
+  }
+
+  // How often to poll: often while others play, rarely when the page waits on its player.
+  setPace(ms) {
+    this.interval = ms;
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.source) this.source.close();
+  }
+}

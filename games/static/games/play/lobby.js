@@ -1,0 +1,158 @@
+// The lobby, /play/: creates matches (POST /api/v1/matches), lists open tables
+// (GET /api/v1/matches?open=true) and my matches (?mine=true), joins (POST .../join).
+import { api, T, fmt, errorText, newKey } from "./api.js";
+
+const root = document.getElementById("lobby");
+const me = root.dataset.me;
+const $ = (id) => document.getElementById(id);
+const tableUrl = (id) => location.pathname.replace(/\/?$/, "/") + id + "/";
+
+function showError(error) {
+  const el = $("lobby-error");
+  el.textContent = errorText(error) + (error.details && Object.keys(error.details).length ? " " + detailText(error.details) : "");
+  el.hidden = false;
+}
+
+function detailText(details) {
+  return Object.values(details).flat().filter((v) => typeof v === "string").join(" ");
+}
+
+function chosen(form, name) {
+  const input = form.querySelector('input[name="' + name + '"]:checked');
+  return input ? input.value : null;
+}
+
+async function create(body, button) {
+  button.disabled = true;
+  try {
+    const answer = await api(root.dataset.api, { method: "POST", body, key: newKey() });
+    location.assign(tableUrl(answer.data.id));
+  } catch (error) {
+    showError(error);
+    button.disabled = false;
+  }
+}
+
+$("vs-bot").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const players = Number(chosen(form, "players"));
+  const level = chosen(form, "level");
+  const seats = [];
+  for (let i = 1; i < players; i++) seats.push({ bot: level });
+  create({ players, format: chosen(form, "format"), seats }, $("play-bot"));
+});
+
+$("vs-people").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const players = Number(chosen(form, "players"));
+  const names = $("invite").value.split(",").map((s) => s.trim()).filter(Boolean);
+  const seats = [];
+  for (let i = 1; i < players; i++) seats.push(names[i - 1] ? { user: names[i - 1] } : "open");
+  create({ players, format: chosen(form, "format"), seats }, $("open-table"));
+});
+
+function opponents(match) {
+  return match.seats
+    .filter((s) => s.user !== me)
+    .map((s) => (s.user ? s.user : T.open_seat) + (s.user && !s.joined ? " (" + T.status.waiting + ")" : ""))
+    .join(", ");
+}
+
+function describe(match) {
+  return fmt(T.match_of, { format: T.formats[match.format] || match.format, players: match.players });
+}
+
+function item(match, extra) {
+  const li = document.createElement("li");
+  li.dataset.match = match.id;
+  const a = document.createElement("a");
+  a.href = tableUrl(match.id);
+  a.textContent = T.vs + " " + opponents(match);
+  const info = document.createElement("span");
+  info.className = "info";
+  info.textContent = describe(match) + " · " + (T.status[match.status] || match.status);
+  li.append(a, info);
+  if (extra) li.appendChild(extra);
+  return li;
+}
+
+function empty(list) {
+  const li = document.createElement("li");
+  li.className = "empty";
+  li.textContent = T.nothing_here;
+  list.appendChild(li);
+}
+
+async function loadOpen() {
+  const list = $("open-list");
+  try {
+    const answer = await api(root.dataset.api + "?open=true&status=waiting");
+    list.replaceChildren();
+    const rows = answer.data.results.filter((m) => !m.seats.some((s) => s.user === me && s.joined));
+    rows.forEach((match) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "primary";
+      button.textContent = T.join;
+      button.setAttribute("aria-label", T.join + ": " + T.vs + " " + opponents(match));
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          await api(root.dataset.api + "/" + match.id + "/join", { method: "POST", body: {} });
+          location.assign(tableUrl(match.id));
+        } catch (error) {
+          showError(error);
+          button.disabled = false;
+        }
+      });
+      list.appendChild(item(match, button));
+    });
+    if (!rows.length) empty(list);
+  } catch (error) {
+    showError(error);
+  }
+  list.setAttribute("aria-busy", "false");
+}
+
+// My matches, newest first; for those being played, whose turn it is (the match's detail).
+async function loadMine() {
+  const list = $("my-list");
+  try {
+    const answer = await api(root.dataset.api + "?mine=true");
+    list.replaceChildren();
+    const matches = answer.data.results;
+    matches.forEach((match) => {
+      const turn = document.createElement("span");
+      turn.className = "whose-turn";
+      const li = item(match, turn);
+      if (match.status === "finished" && match.winner !== null) {
+        const mine = match.seats.find((s) => s.user === me);
+        turn.textContent = mine ? (mine.team === match.winner ? T.won : T.lost) : "";
+      }
+      list.appendChild(li);
+    });
+    if (!matches.length) empty(list);
+    await Promise.all(
+      matches.filter((m) => m.status === "active").slice(0, 10).map(async (match) => {
+        try {
+          const d = (await api(root.dataset.api + "/" + match.id)).data;
+          const deal = d.current_deal;
+          const el = list.querySelector('[data-match="' + match.id + '"] .whose-turn');
+          if (!deal || deal.turn === null || !el) return;
+          el.textContent = deal.turn === d.your_seat ? T.your_turn_short : fmt(T.their_turn, { name: d.seats[deal.turn].user });
+          if (deal.turn === d.your_seat) el.classList.add("mine");
+        } catch (error) {
+          // The list still shows the match.
+        }
+      })
+    );
+  } catch (error) {
+    showError(error);
+  }
+  list.setAttribute("aria-busy", "false");
+}
+
+loadOpen();
+loadMine();
