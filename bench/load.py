@@ -701,6 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         "THROTTLE_USER_RATE": "none",
         "THROTTLE_ANON_RATE": "none",
         "LOG_LEVEL": "WARNING",
+        # Sync workers reuse their connections between requests; under ASGI each request
+        # has a thread of its own, so none is kept (the default; see settings).
+        "DATABASE_CONN_MAX_AGE": "0" if args.worker_class == "asgi" else "60",
     }
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-load-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)

@@ -128,9 +128,12 @@ DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Seconds a connection is kept between requests. Served by ASGI, each request runs in
-    # a thread of its own, whose connection cannot be reused: set 0 there.
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    # Seconds a connection is kept between requests. Served by ASGI (the default everywhere:
+    # make run, the image, Compose), each request runs in a thread of its own, whose
+    # connection no later request can reuse: a kept one would only pile up until PostgreSQL
+    # refuses more (Django's docs say the same). So 0, one connection per request; a sync
+    # WSGI server (bench/load.py --worker-class sync) may keep them with e.g. 60.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
     # A kept connection is checked before a request reuses it: after a database restart
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
