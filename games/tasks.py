@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from briscola_service import metrics
+from briscola_service import metrics, queueing
 from games import rated_games
 from games.clocks import services as clocks
 from games.matches import services
@@ -55,6 +55,9 @@ def rate_match(match_id: str) -> int:
     finished match of its players still waiting for its own)."""
     written = rated_games.match_ratings_apply(match_id=match_id)
     metrics.RATINGS_APPLIED.inc(written)
+    if queueing.tasks_run_in_process():
+        # No beat without a broker (make run): the statistics follow the rating at once.
+        rated_games.player_stats_aggregate()
     return written
 
 

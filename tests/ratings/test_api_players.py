@@ -158,3 +158,17 @@ def test_rating_history_hides_private_matches_as_the_match_list_does(
     assert history(dave, "bob") == {str(m1.pk)}
     for viewer in (rated_history["alice"], rated_history["carol"], dave, root):
         assert history(viewer, "bob") == matches(viewer, "bob")
+
+
+def test_without_a_broker_the_statistics_follow_the_rating_at_once(
+    user_factory: Any, finished_match: Any, auth_client: Any, celery_eager: None
+) -> None:
+    """Under make run there is no beat to aggregate the statistics: the rating task,
+    run in-process, adds the match to them itself (no sweep called here)."""
+    from games.tasks import rate_match
+
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = finished_match([alice, bob], winner=0, deals=[(80, 40, 0)])
+    rate_match.delay(str(match.pk))
+    stats = auth_client(bob).get("/api/v1/players/alice").json()["stats"]["1v1"]
+    assert (stats["games"], stats["wins"], stats["deals_won"]) == (1, 1, 1)
