@@ -268,11 +268,28 @@ def test_leave_and_cancel_a_waiting_match(player: Callable[..., Player]) -> None
     alice.error("POST", f"{URL}/{started}/leave", None, 409, "cannot_leave")
 
 
+def _everyone_plays_once(match_id: str, *people: Player) -> None:
+    """Each person plays a card: a match resigned before that is aborted, unrated (issue
+    19), and only a finished match can be rematched."""
+    for _ in range(4):
+        for person in people:
+            deal = person.detail(match_id)["current_deal"]
+            if deal["turn"] == deal["seat"]:
+                person.play_first_legal(match_id)
+        played = {
+            m["seat"] for m in person.events(match_id)["events"] if m["type"] == "card_played"
+        }
+        if all(p.detail(match_id)["your_seat"] in played for p in people):
+            return
+    raise AssertionError("not every person played")
+
+
 def test_rematch_accepted_refused_and_with_bots(player: Callable[..., Player]) -> None:
     alice, bob, carol = player("alice"), player("bob"), player("carol")
     first = alice.create(seats=[{"user": "bob"}], time_control=LIVE, on_timeout="bot")["id"]
     bob.join(first)
     alice.error("POST", f"{URL}/{first}/rematch", None, 409, "match_not_finished")
+    _everyone_plays_once(first, alice, bob)
     alice.post(f"{URL}/{first}/resign")
     carol.error("POST", f"{URL}/{first}/rematch", None, 403, "not_a_player")
     proposed = alice.post(f"{URL}/{first}/rematch", status=201)
@@ -287,12 +304,14 @@ def test_rematch_accepted_refused_and_with_bots(player: Callable[..., Player]) -
     accepted = bob.post(f"{URL}/{first}/rematch", status=201)
     assert accepted["id"] == proposed["id"] and accepted["status"] == "active"
 
+    _everyone_plays_once(proposed["id"], alice, bob)
     alice.post(f"{URL}/{proposed['id']}/resign")
     again = bob.post(f"{URL}/{proposed['id']}/rematch", status=201)
     refused = alice.post(f"{URL}/{again['id']}/decline", {"reason": "enough"})
     assert refused["status"] == "aborted" and refused["end_reason"] == "declined"
 
     versus_bot = alice.create()["id"]
+    _everyone_plays_once(versus_bot, alice)
     alice.post(f"{URL}/{versus_bot}/resign")
     with_bot = alice.post(f"{URL}/{versus_bot}/rematch", status=201)
     assert with_bot["status"] == "active"  # bots accept at once

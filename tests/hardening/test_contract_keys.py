@@ -31,12 +31,12 @@ RULES_EVENTS = {
     "card_drawn": {"type", "seat", "card", "briscola"},
     "deal_ended": {"type", "points", "winner", "drawn"},
 }
-# What the events feed adds to the rules' events: an id, the deal; the deal's number and
-# commitment when it starts, its seed when it ends.
+# What the events feed adds to the rules' events: an id, when it happened (`at`), the
+# deal; the deal's number and commitment when it starts, its seed when it ends.
 FEED_EVENTS = {
-    "match_created": {"id", "type", "players", "format"},
-    "match_started": {"id", "type", "seats"},
-    **{kind: keys | {"id", "deal"} for kind, keys in RULES_EVENTS.items()},
+    "match_created": {"id", "at", "type", "players", "format"},
+    "match_started": {"id", "at", "type", "seats"},
+    **{kind: keys | {"id", "at", "deal"} for kind, keys in RULES_EVENTS.items()},
 }
 FEED_EVENTS["deal_started"] |= {"number", "commitment"}
 FEED_EVENTS["deal_ended"] |= {"seed"}
