@@ -130,10 +130,14 @@ class MatchCreateInput(StrictSerializer):
     # Checked by games.clocks (400 invalid_time_control), so every bad value gets that code.
     time_control = TimeControlField(required=False, allow_null=True)
     on_timeout = serializers.JSONField(
-        required=False, help_text='`"forfeit"` (default: the absent side loses) or `"bot"`.'
+        required=False,
+        allow_null=True,
+        help_text='`"forfeit"` (default, or null: the absent side loses) or `"bot"`.',
     )
     timeout_bot = serializers.JSONField(
-        required=False, help_text="The level of the bot that plays for an absent seat."
+        required=False,
+        allow_null=True,
+        help_text="The level of the bot that plays for an absent seat (null: greedy).",
     )
 
 

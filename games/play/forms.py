@@ -41,7 +41,9 @@ class SignUpForm(forms.Form):
         except RegistrationError as exc:
             details = exc.details or {}
             for field in ("username", "password"):
-                for message in details.get(field, []):
+                # The API's details: one {code, message} per problem (issue 16).
+                for entry in details.get(field, []):
+                    message = entry["message"] if isinstance(entry, dict) else str(entry)
                     self.add_error(field, message)
         return data
 
