@@ -43,7 +43,8 @@ def test_sign_up_has_the_apis_rules_and_errors_next_to_the_field(
         errors = re.search(rf'<ul class="field-errors" id="id_{field}-errors">(.*?)</ul>', html)
         assert errors, html
         assert api["details"][field], api
-        for message in api["details"][field]:
+        for entry in api["details"][field]:  # {code, message} each (issue 16)
+            message = entry["message"]
             assert message.replace("'", "&#x27;") in errors.group(1), (message, errors.group(1))
         assert not User.objects.filter(username=username).exists()
     response = client.post("/play/signup/", {"username": "carla", "password": "a-long-password-1"})
@@ -78,7 +79,8 @@ def test_the_table_is_a_shell_the_api_fills(user_factory: Callable[..., User]) -
     match_id = "00000000-0000-4000-8000-000000000000"
     page = client.get(f"/play/{match_id}/").content.decode()
     assert f'data-api="/api/v1/matches/{match_id}"' in page
-    assert 'data-stream=""' in page  # no stream route yet: the table polls
+    # The stream route exists: the table waits on it (and polls if it fails).
+    assert f'data-stream="/api/v1/matches/{match_id}/stream"' in page
     assert client.get(f"/api/v1/matches/{match_id}").status_code == 404
     assert client.get("/play/not-a-uuid/").status_code == 404
 
