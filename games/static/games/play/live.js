@@ -51,15 +51,25 @@ export class MatchFeed {
     let opened = false;
     const source = new EventSource(this.streamUrl, { withCredentials: true });
     this.source = source;
+    // Each event carries the match as this viewer sees it (``detail``), the very body
+    // GET /api/v1/matches/{id} answers, and the ETag of it.
     const changed = (event) => {
       let data = null;
       try { data = JSON.parse(event.data); } catch (e) { data = null; }
-      if (data && data.id && "current_deal" in data) this.onDetail(data);
-      else this.refresh(); // any other event says "something changed": read the match
+      if (data && data.detail && "current_deal" in data.detail) {
+        if (data.etag) this.etag = data.etag;
+        this.onDetail(data.detail);
+      } else {
+        this.refresh(); // anything else says "something changed": read the match
+      }
     };
     source.onopen = () => { opened = true; };
     source.onmessage = changed;
-    ["match", "move", "deal", "update"].forEach((name) => source.addEventListener(name, changed));
+    // The event types the stream sends (docs/bots.md, "Streams").
+    [
+      "match", "seat_joined", "match_started", "card_played", "deal_finished",
+      "deal_started", "match_finished", "match_aborted", "rating_changed", "match_event",
+    ].forEach((name) => source.addEventListener(name, changed));
     source.onerror = () => {
       if (!opened || source.readyState === EventSource.CLOSED) {
         source.close(); // no stream here (or it ended for good): poll instead
