@@ -334,7 +334,7 @@ class MatchSummaryOutput(serializers.Serializer):  # type: ignore[type-arg]
         allow_null=True,
         help_text="Why the match ended; null: it has not.",
     )
-    time_control = serializers.DictField(
+    time_control = TimeControlField(
         allow_null=True, help_text='`{"per_move_seconds": N}`, `{"per_move_hours": N}` or null.'
     )
     on_timeout = serializers.ChoiceField(

@@ -421,6 +421,9 @@ def test_resign_ends_the_match_for_the_other_team(
     errors = errors_of(page)
     match_id = start_from_lobby(page, live_server, players=2, format="first_to_3", level="random")
     wait_turn_or_end(page)
+    # A card first: resigning before one's first card aborts the match, unrated (issue 19).
+    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
+    wait_turn_or_end(page)
     page.once("dialog", lambda dialog: dialog.accept())  # "Resign the match?"
     page.click("#resign")
     page.wait_for_selector('#play[data-state="match-over"]', state="attached")

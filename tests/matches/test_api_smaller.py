@@ -91,6 +91,7 @@ def test_ratings_pending_is_said_explicitly(player: Callable[..., Player]) -> No
     assert unrated["ratings"] == "unrated" and unrated["rating_changes"] == []
     rated = alice.create(rated=True)
     assert rated["ratings"] == "pending"
+    alice.play_first_legal(rated["id"])  # resigning before one's first card aborts, unrated
     # The resignation's answer is made before the rating task runs (on commit).
     resigned = alice.post(f"{URL}/{rated['id']}/resign")
     assert resigned["status"] == "finished"
