@@ -111,11 +111,19 @@ def _pg_tool(stack: Stack, tool: str, *args: str) -> None:
 
 
 def _play_to_the_end(client: Client, match_id: str) -> None:
+    def my_turn_or_the_end() -> dict[str, Any] | None:
+        detail: dict[str, Any] = client.get(f"/api/v1/matches/{match_id}").json()
+        deal = detail["current_deal"]
+        if detail["status"] == "finished" or (deal and deal["turn"] == deal["seat"]):
+            return detail
+        return None
+
     while True:
-        detail = client.get(f"/api/v1/matches/{match_id}").json()
+        # The bot's card may end the match while we wait for our turn: wait for either.
+        detail = wait_for("my turn or the match's end", my_turn_or_the_end, 30, interval=0.05)
         if detail["status"] == "finished":
             return
-        deal = wait_for_turn(client, match_id)
+        deal = detail["current_deal"]
         body = {"card": deal["legal"][0], "ply": deal["ply"]}
         response = client.post(f"/api/v1/matches/{match_id}/moves", body)
         assert response.status_code in (201, 409), response.text
