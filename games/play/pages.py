@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from games.matches import selectors
@@ -68,13 +69,20 @@ def _base_context() -> dict[str, Any]:
     return {"strings": table_strings()}
 
 
+def lobby_levels() -> list[tuple[str, str]]:
+    """The computer's levels the lobby offers, easiest first, each with its name in the
+    page's language: easy (``random``), medium (``greedy``) and hard (``expert``), those
+    of them the service seats. The API seats every level; the lobby keeps to three."""
+    names = {"random": _("Easy"), "greedy": _("Medium"), "expert": _("Hard")}
+    seatable = selectors.bot_levels_seatable()
+    return [(level, name) for level, name in names.items() if level in seatable]
+
+
 @require_GET
 @login_required
 def lobby_page(request: HttpRequest) -> HttpResponse:
     return render(
-        request,
-        "games/play/lobby.html",
-        {**_base_context(), "bot_levels": selectors.bot_levels_seatable()},
+        request, "games/play/lobby.html", {**_base_context(), "bot_levels": lobby_levels()}
     )
 
 

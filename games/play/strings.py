@@ -57,6 +57,10 @@ def error_messages() -> dict[str, str]:
         "already_seated": _("You already have a seat in this match."),
         "invalid_match": _("The match cannot be created as asked."),
         "invalid_input": _("Something in the request is not right."),
+        "invalid_time_control": _(
+            "That time control is not offered: 5 to 600 seconds, or 1 to 168 hours, a move."
+        ),
+        "deal_not_found": _("No such deal."),
         "not_authenticated": _("Please sign in again."),
         "authentication_failed": _("Please sign in again."),
         "permission_denied": _("You may not do that."),
@@ -79,6 +83,15 @@ def rank_labels() -> dict[str, str]:
     }
 
 
+def format_names() -> dict[str, str]:
+    """A match's format in words, by its API value."""
+    return {
+        "single": _("single deal"),
+        "first_to_2": _("first to 2 deals"),
+        "first_to_3": _("first to 3 deals"),
+    }
+
+
 def table_strings() -> dict[str, object]:
     return {
         "cards": card_names(),
@@ -89,6 +102,7 @@ def table_strings() -> dict[str, object]:
         "opponent": _("opponent"),
         "team": _("Team %(n)s"),
         "your_team": _("Your team"),
+        "you_side": _("You"),
         "their_team": _("Their team"),
         "your_turn": _("Your turn: choose a card"),
         "your_turn_short": _("Your turn"),
@@ -115,6 +129,8 @@ def table_strings() -> dict[str, object]:
         "deal_won": _("Your team wins the deal"),
         "deal_lost": _("The other team wins the deal"),
         "deal_drawn": _("Drawn deal, 60 each"),
+        "deal_won_1v1": _("You win the deal"),
+        "deal_lost_1v1": _("%(name)s wins the deal"),
         "points_of": _("%(side)s: %(points)s points"),
         "cards_taken": _("Cards taken by %(side)s"),
         "replay": _("Replay this deal"),
@@ -126,13 +142,14 @@ def table_strings() -> dict[str, object]:
         "resigned": _("Ended by a resignation"),
         "time_left": _("Time left"),
         "deadline": _("Play by"),
-        "time_control": _("Time control"),
-        "match_of": _("Match %(format)s, %(players)s players"),
-        "formats": {
-            "single": _("single deal"),
-            "first_to_2": _("first to 2 deals"),
-            "first_to_3": _("first to 3 deals"),
+        "per_move_seconds": _("%(n)s s per move"),
+        "per_move_hours": _("%(n)s h per move"),
+        "on_timeout": {
+            "bot": _("%(time)s, then a bot plays"),
+            "forfeit": _("%(time)s, or the match is lost"),
         },
+        "match_of": _("%(players)s players, %(format)s"),
+        "formats": format_names(),
         "status": {
             "waiting": _("waiting"),
             "active": _("in play"),
@@ -149,4 +166,50 @@ def table_strings() -> dict[str, object]:
         "lost": _("lost"),
         "drawn": _("drawn"),
         "bot": _("bot"),
+    }
+
+
+def replay_strings() -> dict[str, object]:
+    """The words of the replay page's script (games/static/games/replay.js)."""
+    return {
+        # A card's name is put together in the page ("Asso di Denari"), so that the page
+        # holds no card code of its own: every code in it is one its viewer may see
+        # (tests/hardening/test_no_leaks.py reads the page for codes).
+        "card_name": _("%(rank)s of %(suit)s"),
+        "rank_names": {rank: name() for rank, name in RANK_NAMES.items()},
+        "suit_names": {suit: name() for suit, name in SUIT_NAMES.items()},
+        "rank_labels": rank_labels(),
+        "errors": error_messages(),
+        # A seat in a line of the log or a badge: "S2 alice" ("P2 alice": posto 2).
+        "seat": _("S%(n)s %(name)s"),
+        "seat_short": _("S%(n)s"),
+        "open_seat": _("open seat"),
+        "hidden_card": _("a hidden card"),
+        "team": _("team %(n)s"),
+        "dealer": _("dealer"),
+        "to_play": _("to play"),
+        "holds_briscola": _("holds the briscola"),
+        "briscola_held": _("Briscola %(card)s, held by %(seat)s"),
+        "briscola_gone": _("Briscola %(card)s, played"),
+        "stock": _("%(n)s cards left to draw"),
+        "last_trick": _("Last trick"),
+        "trick_of": _("Trick %(n)s: %(seat)s +%(points)s"),
+        "move_of": _("Move %(ply)s / %(plies)s"),
+        "won_by": _("Team %(team)s wins %(points)s-%(other)s"),
+        "drawn": _("Drawn, 60-60"),
+        "abandoned": _("Abandoned"),
+        "log": {
+            "deal_started": _("Dealer %(seat)s; briscola %(card)s"),
+            "hand_dealt": _("%(seat)s is dealt %(cards)s"),
+            "hand_dealt_hidden": _("%(seat)s is dealt 3 cards"),
+            "card_played": _("ply %(ply)s: %(seat)s plays %(card)s"),
+            "trick_won": _("%(seat)s wins trick %(n)s +%(points)s"),
+            "card_drawn": _("%(seat)s draws %(card)s"),
+            "card_drawn_hidden": _("%(seat)s draws a card"),
+            "card_drawn_briscola": _("%(seat)s draws %(card)s (the briscola)"),
+            "deal_ended": _("End: %(points)s, team %(team)s wins"),
+            "deal_ended_drawn": _("End: %(points)s, drawn"),
+        },
+        "load_failed": _("The replay could not be loaded."),
+        "sign_in": _("Sign in"),
     }

@@ -6,7 +6,9 @@ watch a public match's deals once they are over (the API allows exactly that); f
 other deal they are sent to sign in first (the play pages' sign-in, settings.LOGIN_URL,
 which links to sign-up). A private match's deals are shown only to its players and to
 administrators (403 for anyone else). The page links to the match's other deals and, for
-its players, to the match's table.
+its players, to the match's table. It speaks the play pages' languages (English or Italian,
+Django's i18n: the browser's Accept-Language, or the switch in its top bar), its script's
+words travelling inside the page as JSON (games/play/strings.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from games.errors import DealNotFoundError
 from games.matches import selectors
+from games.models import DealStatus
+from games.play.strings import format_names, replay_strings
 
 
 @require_GET
@@ -38,6 +43,11 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
         raise PermissionDenied("This deal belongs to a private match.")
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
     numbers = dict(match.deals.values_list("number", "pk"))
+    statuses = {
+        DealStatus.ACTIVE: _("Being played"),
+        DealStatus.FINISHED: _("Finished"),
+        DealStatus.ABANDONED: _("Abandoned (the match ended during the deal)"),
+    }
     return render(
         request,
         "games/replay.html",
@@ -45,7 +55,10 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "deal": deal,
             "match": match,
             "your_seat": None if mine is None else mine.number,
-            "seat_names": [s.user.username if s.user else "open" for s in seats],
+            "seat_names": [s.user.username if s.user else _("open seat") for s in seats],
+            "format_name": format_names().get(match.format, match.format),
+            "status_name": statuses.get(deal.status, deal.status),
+            "strings": replay_strings(),
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
             "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
             "verify_url": reverse("deal-verify", kwargs={"deal_id": deal.pk}),

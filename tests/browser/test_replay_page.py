@@ -1,5 +1,6 @@
 """The replay page in a real headless Chromium: a finished deal stepped to its end shows
-the record's final points; a phone-sized screen has no horizontal overflow."""
+the record's final points; a phone-sized screen has no horizontal overflow; Italian as the
+other pages speak it, and the switch back to English."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.test import Client
 from accounts.models import User
 from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal
+from tests.browser.conftest import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -148,4 +150,52 @@ def test_phone_sized_screen(
     assert page.locator("#points-0").inner_text() == str(deal.points_team0)
     assert page.locator("#points-1").inner_text() == str(deal.points_team1)
     page.screenshot(path="/tmp/replay-phone.png", full_page=True)
+    context.close()
+
+
+def test_the_replay_in_italian_and_the_switch_to_english(
+    chromium: Any, live_server: Any, finished_deal: tuple[Deal, User], shots: Any
+) -> None:
+    """A browser that asks for Italian gets the replay in Italian (its words, the cards'
+    names, the log), like the play pages; the top bar's switch turns it to English."""
+    deal, alice = finished_deal
+    context = logged_in_context(
+        chromium, live_server, alice, locale="it-IT", viewport={"width": 390, "height": 844}
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    at_ply(page, 0)
+    assert page.evaluate("document.documentElement.lang") == "it"
+    assert page.inner_text("h1").startswith("Mano 1 di 1")
+    assert page.locator("#seat-select option").first.inner_text() == "Tutto il tavolo"
+    assert page.inner_text("#ply-label") == "Mossa 0 / 40"
+    assert page.inner_text(".score .team-0").startswith("Squadra 0")
+    assert "squadra 0" in page.inner_text('.seat[data-seat="0"] .name')
+    # Cards by their Italian names (as the table names them), the corners' letters Italian.
+    card = page.locator('.seat[data-seat="0"] .card').first
+    code = str(card.get_attribute("data-card"))
+    assert " di " in str(card.get_attribute("aria-label")), card.get_attribute("aria-label")
+    assert card.locator(".rank").first.inner_text() == code[0]  # A 3 R C F 7 6 5 4 2
+    lines = page.locator("#log li").all_inner_texts()
+    assert lines[0].startswith("Mazziere P"), lines
+    assert all(" riceve " in line and " di " in line for line in lines[1:3]), lines
+    page.click("#next")
+    at_ply(page, 1)
+    assert page.locator("#log li").last.inner_text().startswith("mossa 0: P")
+    page.click("#last")
+    at_ply(page, 40)
+    winner = deal.winner_team
+    result = page.inner_text("#result")
+    assert result.startswith("Pareggio" if winner is None else f"Vince la squadra {winner}")
+    assert axe_violations(page) == []
+    shots(page, "it-replay-end", full_page=True)
+    # The switch keeps English for the next pages, this one first.
+    page.click('button[name="language"][value="en"]')
+    page.wait_for_selector('html[lang="en"]')
+    at_ply(page, 0)
+    assert page.inner_text("#ply-label") == "Move 0 / 40"
+    assert page.locator("#log li").first.inner_text().startswith("Dealer S")
+    assert errors == []
     context.close()

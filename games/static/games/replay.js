@@ -1,6 +1,7 @@
 // The replay page: steps through GET /api/v1/deals/{id}/replay. Plain JavaScript, no
 // dependencies. Every position is asked of the API (which decides what this viewer may
-// see); positions already fetched are kept.
+// see); positions already fetched are kept. Its words come in the page's language with
+// the page (the "replay-strings" JSON, games/play/strings.py).
 (function () {
   "use strict";
   const root = document.getElementById("replay");
@@ -11,8 +12,11 @@
     s: '<path d="M12 1.5l2.2 3.2V16h-4.4V4.7z" fill="#3b7dd8" stroke="#1f4f8f" stroke-width="0.8"/><rect x="6.5" y="15.5" width="11" height="2.2" rx="1" fill="#6b4a1f"/><rect x="10.9" y="17.6" width="2.2" height="4.6" rx="1" fill="#6b4a1f"/>',
     b: '<g transform="rotate(25 12 12)"><rect x="9.5" y="1.5" width="5" height="21" rx="2.5" fill="#5f8f2f" stroke="#3c5e1a" stroke-width="0.8"/><circle cx="12" cy="7" r="1.2" fill="#3c5e1a"/><circle cx="12" cy="13" r="1.2" fill="#3c5e1a"/></g>',
   };
-  const SUITS = { c: "Coppe", d: "Denari", s: "Spade", b: "Bastoni" };
-  const RANKS = { A: "Asso", 3: "Tre", R: "Re", C: "Cavallo", F: "Fante", 7: "Sette", 6: "Sei", 5: "Cinque", 4: "Quattro", 2: "Due" };
+  const T = JSON.parse(document.getElementById("replay-strings").textContent);
+  const fmt = (template, values) =>
+    template.replace(/%\((\w+)\)s/g, (_, name) => (values[name] === undefined ? "" : String(values[name])));
+  const cardName = (code) =>
+    fmt(T.card_name, { rank: T.rank_names[code[0]] || code[0], suit: T.suit_names[code[1]] || code[1] });
 
   const players = Number(root.dataset.players);
   const params = new URLSearchParams(location.search);
@@ -29,37 +33,51 @@
 
   function card(code, extra) {
     const el = document.createElement("div");
+    el.setAttribute("role", "img");
     if (!code) {
       el.className = "card back";
-      el.title = "a hidden card";
+      el.title = T.hidden_card;
+      el.setAttribute("aria-label", T.hidden_card);
       return el;
     }
     const rank = code[0];
     const suit = code[1];
+    const label = T.rank_labels[rank] || rank; // the corner: A 3 R C F, or A 3 K N J
     el.className = "card suit-" + suit + (extra ? " " + extra : "");
     el.dataset.card = code;
-    el.title = code + ": " + (RANKS[rank] || rank) + " di " + (SUITS[suit] || suit);
+    el.title = cardName(code);
+    el.setAttribute("aria-label", cardName(code));
     el.innerHTML =
-      '<span class="rank">' + rank + "</span>" +
+      '<span class="rank" aria-hidden="true">' + label + "</span>" +
       '<svg viewBox="0 0 24 24" aria-hidden="true">' + (SVG[suit] || "") + "</svg>" +
-      '<span class="rank br">' + rank + "</span>";
+      '<span class="rank br" aria-hidden="true">' + label + "</span>";
     return el;
   }
 
   function seatName(data, s) {
     const info = data.match.seats[s];
-    return info && info.user ? info.user : "open";
+    return info && info.user ? info.user : T.open_seat;
   }
 
+  // One line of the log, the cards by name in the page's language.
   function describe(step, data) {
-    const name = (s) => "S" + s + " " + seatName(data, s);
+    const seat = (s) => fmt(T.seat, { n: s, name: seatName(data, s) });
+    const L = T.log;
     switch (step.type) {
-      case "deal_started": return "Dealer " + name(step.dealer) + "; briscola " + step.briscola;
-      case "hand_dealt": return name(step.seat) + " is dealt " + (step.cards ? step.cards.join(" ") : "3 cards");
-      case "card_played": return "ply " + step.ply + ": " + name(step.seat) + " plays " + step.card;
-      case "trick_won": return name(step.winner) + " wins trick " + (step.trick + 1) + " +" + step.points;
-      case "card_drawn": return name(step.seat) + " draws " + (step.card || "a card") + (step.briscola ? " (the briscola)" : "");
-      case "deal_ended": return "End: " + step.points.join("-") + (step.winner === null ? ", drawn" : ", team " + step.winner + " wins");
+      case "deal_started": return fmt(L.deal_started, { seat: seat(step.dealer), card: cardName(step.briscola) });
+      case "hand_dealt":
+        return step.cards
+          ? fmt(L.hand_dealt, { seat: seat(step.seat), cards: step.cards.map(cardName).join(", ") })
+          : fmt(L.hand_dealt_hidden, { seat: seat(step.seat) });
+      case "card_played": return fmt(L.card_played, { ply: step.ply, seat: seat(step.seat), card: cardName(step.card) });
+      case "trick_won": return fmt(L.trick_won, { seat: seat(step.winner), n: step.trick + 1, points: step.points });
+      case "card_drawn":
+        if (!step.card) return fmt(L.card_drawn_hidden, { seat: seat(step.seat) });
+        return fmt(step.briscola ? L.card_drawn_briscola : L.card_drawn, { seat: seat(step.seat), card: cardName(step.card) });
+      case "deal_ended":
+        return step.winner === null
+          ? fmt(L.deal_ended_drawn, { points: step.points.join("-") })
+          : fmt(L.deal_ended, { points: step.points.join("-"), team: step.winner });
       default: return step.type;
     }
   }
@@ -89,11 +107,11 @@
       el.dataset.seat = s;
       const title = document.createElement("div");
       title.className = "name";
-      title.textContent = "S" + s + " " + seatName(data, s);
-      const tags = [" team " + (s % 2)];
-      if (pos.dealer === s) tags.push("dealer");
-      if (pos.turn === s) tags.push("to play");
-      if (pos.briscola_holder === s) tags.push("holds the briscola");
+      title.textContent = fmt(T.seat, { n: s, name: seatName(data, s) });
+      const tags = [fmt(T.team, { n: s % 2 })];
+      if (pos.dealer === s) tags.push(T.dealer);
+      if (pos.turn === s) tags.push(T.to_play);
+      if (pos.briscola_holder === s) tags.push(T.holds_briscola);
       tags.forEach((t) => { const span = document.createElement("span"); span.className = "tag"; span.textContent = t; title.appendChild(span); });
       const cards = document.createElement("div");
       cards.className = "cards hand";
@@ -107,40 +125,47 @@
     else {
       const gone = document.createElement("span");
       gone.className = "gone";
-      gone.textContent = "Briscola " + pos.briscola + (pos.briscola_holder !== null ? ", held by S" + pos.briscola_holder : ", played");
+      gone.textContent = pos.briscola_holder !== null
+        ? fmt(T.briscola_held, { card: cardName(pos.briscola), seat: fmt(T.seat_short, { n: pos.briscola_holder }) })
+        : fmt(T.briscola_gone, { card: cardName(pos.briscola) });
       briscola.appendChild(gone);
     }
     $("stock-count").textContent = pos.stock_count;
     $("stock-pile").classList.toggle("empty", pos.stock_count === 0);
-    $("stock-pile").title = pos.stock_count + " cards left to draw";
+    $("stock-pile").title = fmt(T.stock, { n: pos.stock_count });
     const trick = $("trick");
     trick.replaceChildren();
     pos.table.forEach((t) => {
       const wrap = document.createElement("div");
       wrap.className = "played";
-      wrap.append(card(t.card), document.createTextNode("S" + t.seat));
+      wrap.append(card(t.card), document.createTextNode(fmt(T.seat_short, { n: t.seat })));
       trick.appendChild(wrap);
     });
     const last = $("last-trick");
     last.replaceChildren();
     const lastTrick = pos.tricks.length ? pos.tricks[pos.tricks.length - 1] : null;
-    $("last-trick-label").textContent = lastTrick ? "Trick " + pos.tricks.length + ": S" + lastTrick.winner + " +" + lastTrick.points : "Last trick";
+    $("last-trick-label").textContent = lastTrick
+      ? fmt(T.trick_of, { n: pos.tricks.length, seat: fmt(T.seat_short, { n: lastTrick.winner }), points: lastTrick.points })
+      : T.last_trick;
     if (lastTrick) {
       lastTrick.cards.forEach((c, i) => {
         const wrap = document.createElement("div");
         wrap.className = "played" + (lastTrick.seats[i] === lastTrick.winner ? " winner" : "");
-        wrap.append(card(c), document.createTextNode("S" + lastTrick.seats[i]));
+        wrap.append(card(c), document.createTextNode(fmt(T.seat_short, { n: lastTrick.seats[i] })));
         last.appendChild(wrap);
       });
     }
     $("points-0").textContent = pos.points[0];
     $("points-1").textContent = pos.points[1];
-    $("team-0-who").textContent = players === 2 ? "(S0)" : "(S0 S2)";
-    $("team-1-who").textContent = players === 2 ? "(S1)" : "(S1 S3)";
+    const short = (n) => fmt(T.seat_short, { n });
+    $("team-0-who").textContent = "(" + (players === 2 ? short(0) : short(0) + " " + short(2)) + ")";
+    $("team-1-who").textContent = "(" + (players === 2 ? short(1) : short(1) + " " + short(3)) + ")";
     $("result").textContent = pos.over
-      ? (pos.winner === null ? "Drawn, 60-60" : "Team " + pos.winner + " wins " + pos.points[pos.winner] + "-" + pos.points[1 - pos.winner])
-      : (data.ply === data.plies && data.deal.status === "abandoned" ? "Abandoned" : "");
-    $("ply-label").textContent = "Move " + data.ply + " / " + data.plies;
+      ? (pos.winner === null
+        ? T.drawn
+        : fmt(T.won_by, { team: pos.winner, points: pos.points[pos.winner], other: pos.points[1 - pos.winner] }))
+      : (data.ply === data.plies && data.deal.status === "abandoned" ? T.abandoned : "");
+    $("ply-label").textContent = fmt(T.move_of, { ply: data.ply, plies: data.plies });
     const slider = $("slider");
     slider.max = data.plies;
     slider.value = data.ply;
@@ -162,12 +187,13 @@
   function showError(body) {
     const el = $("error");
     el.hidden = false;
-    el.textContent = (body && body.message) || "The replay could not be loaded.";
+    // The API's error in the page's language when the page knows its code.
+    el.textContent = (body && (T.errors[body.code] || body.message)) || T.load_failed;
     if (body && (body.code === "not_authenticated" || body.code === "authentication_failed")) {
       const a = document.createElement("a");
       a.href = root.dataset.signin + "?next=" + encodeURIComponent(location.pathname + location.search);
-      a.textContent = " Sign in";
-      el.appendChild(a);
+      a.textContent = T.sign_in;
+      el.append(" ", a);
     }
     root.dataset.error = body && body.code ? body.code : "error";
   }

@@ -57,3 +57,15 @@ export function fmt(template, values) {
 export function errorText(error) {
   return T.errors[error.code] || error.message || T.errors.error;
 }
+
+// A match's time control in words ("30 s per move"), or "" for an untimed match; with
+// ``withTimeout``, what running out does ("30 s per move, then a bot plays").
+export function timeControlText(match, withTimeout) {
+  const control = match.time_control;
+  if (!control) return "";
+  const words = control.per_move_seconds
+    ? fmt(T.per_move_seconds, { n: control.per_move_seconds })
+    : fmt(T.per_move_hours, { n: control.per_move_hours });
+  const then = withTimeout && T.on_timeout[match.on_timeout];
+  return then ? fmt(then, { time: words }) : words;
+}

@@ -1,6 +1,6 @@
 // The lobby, /play/: creates matches (POST /api/v1/matches), lists open tables
 // (GET /api/v1/matches?open=true) and my matches (?mine=true), joins (POST .../join).
-import { api, T, fmt, errorText, newKey } from "./api.js";
+import { api, T, fmt, errorText, newKey, timeControlText } from "./api.js";
 
 const root = document.getElementById("lobby");
 const me = root.dataset.me;
@@ -33,6 +33,33 @@ async function create(body, button) {
   }
 }
 
+// The time control a form asks for (POST /matches' time_control and on_timeout): none by
+// default; live, seconds a move; correspondence, hours a move.
+function timeControl(form) {
+  const clock = chosen(form, "clock");
+  if (clock === "live") {
+    return { time_control: { per_move_seconds: Number(form.elements.seconds.value) }, on_timeout: chosen(form, "on_timeout") };
+  }
+  if (clock === "correspondence") {
+    return { time_control: { per_move_hours: Number(form.elements.hours.value) }, on_timeout: chosen(form, "on_timeout") };
+  }
+  return {};
+}
+
+// Each form shows (and enables) the clock's own fields for the clock chosen.
+document.querySelectorAll("form.create").forEach((form) => {
+  const update = () => {
+    const clock = chosen(form, "clock");
+    form.querySelectorAll(".clock-options").forEach((box) => {
+      const on = box.dataset.clock.split(" ").includes(clock);
+      box.hidden = !on;
+      box.disabled = !on;
+    });
+  };
+  form.querySelectorAll('input[name="clock"]').forEach((input) => input.addEventListener("change", update));
+  update();
+});
+
 $("vs-bot").addEventListener("submit", (event) => {
   event.preventDefault();
   const form = event.currentTarget;
@@ -40,7 +67,7 @@ $("vs-bot").addEventListener("submit", (event) => {
   const level = chosen(form, "level");
   const seats = [];
   for (let i = 1; i < players; i++) seats.push({ bot: level });
-  create({ players, format: chosen(form, "format"), seats }, $("play-bot"));
+  create({ players, format: chosen(form, "format"), seats, ...timeControl(form) }, $("play-bot"));
 });
 
 $("vs-people").addEventListener("submit", (event) => {
@@ -50,18 +77,22 @@ $("vs-people").addEventListener("submit", (event) => {
   const names = $("invite").value.split(",").map((s) => s.trim()).filter(Boolean);
   const seats = [];
   for (let i = 1; i < players; i++) seats.push(names[i - 1] ? { user: names[i - 1] } : "open");
-  create({ players, format: chosen(form, "format"), seats }, $("open-table"));
+  create({ players, format: chosen(form, "format"), seats, ...timeControl(form) }, $("open-table"));
 });
 
+// The others at the table by name (an invited person not there yet: "(waiting)"); open
+// seats are not people: a table with nobody else yet says it waits for players.
 function opponents(match) {
-  return match.seats
-    .filter((s) => s.user !== me)
-    .map((s) => (s.user ? s.user : T.open_seat) + (s.user && !s.joined ? " (" + T.status.waiting + ")" : ""))
-    .join(", ");
+  const names = match.seats
+    .filter((s) => s.user && s.user !== me)
+    .map((s) => s.user + (s.joined ? "" : " (" + T.status.waiting + ")"));
+  return names.length ? T.vs + " " + names.join(", ") : T.waiting;
 }
 
 function describe(match) {
-  return fmt(T.match_of, { format: T.formats[match.format] || match.format, players: match.players });
+  const words = fmt(T.match_of, { format: T.formats[match.format] || match.format, players: match.players });
+  const clock = timeControlText(match, true);
+  return clock ? words + " · " + clock : words;
 }
 
 function item(match, extra) {
@@ -69,7 +100,7 @@ function item(match, extra) {
   li.dataset.match = match.id;
   const a = document.createElement("a");
   a.href = tableUrl(match.id);
-  a.textContent = T.vs + " " + opponents(match);
+  a.textContent = opponents(match);
   const info = document.createElement("span");
   info.className = "info";
   info.textContent = describe(match) + " · " + (T.status[match.status] || match.status);
@@ -96,7 +127,7 @@ async function loadOpen() {
       button.type = "button";
       button.className = "primary";
       button.textContent = T.join;
-      button.setAttribute("aria-label", T.join + ": " + T.vs + " " + opponents(match));
+      button.setAttribute("aria-label", T.join + ": " + opponents(match));
       button.addEventListener("click", async () => {
         button.disabled = true;
         try {

@@ -1,7 +1,7 @@
 // The table, /play/{match id}/: reads the match through GET /api/v1/matches/{id}, plays
 // through POST .../moves, resigns through POST .../resign, and keeps fresh through
 // live.js (the stream when there is one, else polling with the ETag).
-import { api, T, fmt, errorText, newKey } from "./api.js";
+import { api, T, fmt, errorText, newKey, timeControlText } from "./api.js";
 import { cardImage, cardButton, cardName } from "./cards.js";
 import { MatchFeed } from "./live.js";
 
@@ -233,26 +233,43 @@ function drawStatus() {
   drawClock();
 }
 
-// Time controls (when the API has them): the deadline of the seat to play, a countdown.
+// The clock, for a match with a time control only: an untimed match's deadline is its idle
+// expiry (MATCH_IDLE_HOURS), no clock to play against. Live play (seconds a move) counts
+// down the seat to play's seconds_left from when the detail arrived (not from this
+// computer's clock, which may be off); correspondence (hours a move) says the time to
+// play by.
+let clockBase = null; // {left, at, deadline} of the latest detail with a body
+
+function clockSeen(data) {
+  clockBase = data.seconds_left === null || data.seconds_left === undefined
+    ? null
+    : { left: data.seconds_left, at: performance.now(), deadline: data.deadline };
+}
+
 function drawClock() {
   const clock = $("clock");
-  const deal = detail.current_deal || {};
-  const deadline = deal.deadline || detail.deadline || null;
-  const left = deal.seconds_left || detail.seconds_left || null;
-  const control = detail.time_control || null;
-  if (!deadline && !left && !control) { clock.hidden = true; return; }
+  const control = detail.time_control;
+  if (!control) { clock.hidden = true; return; }
   clock.hidden = false;
-  const parts = [];
-  if (control) parts.push(T.time_control + ": " + (typeof control === "string" ? control : control.name || control.label || JSON.stringify(control)));
-  if (deadline) {
-    const seconds = Math.max(0, Math.round((Date.parse(deadline) - Date.now()) / 1000));
-    parts.push(T.time_left + ": " + Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0"));
-  } else if (left !== null && typeof left === "object") {
-    parts.push(T.time_left + ": " + Object.values(left).join(" / "));
-  } else if (left !== null) {
-    parts.push(T.time_left + ": " + left + " s");
+  $("clock-rule").textContent = timeControlText(detail, true);
+  const time = $("clock-time");
+  let text = "";
+  let low = false;
+  if (detail.status === "active" && clockBase) {
+    const left = Math.max(0, Math.ceil(clockBase.left - (performance.now() - clockBase.at) / 1000));
+    if (control.per_move_seconds) {
+      text = T.time_left + " " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+      low = left <= 10;
+    } else {
+      const by = new Date(Date.now() + left * 1000);
+      const when = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+        weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+      }).format(by);
+      text = T.deadline + " " + when;
+    }
   }
-  clock.textContent = parts.join(" · ");
+  if (time.textContent !== text) time.textContent = text;
+  clock.classList.toggle("low", low);
 }
 setInterval(() => { if (detail) drawClock(); }, 1000);
 
@@ -279,6 +296,7 @@ function draw() {
 function show(data) {
   const first = detail === null;
   detail = data;
+  clockSeen(data);
   if (first) {
     // Deals over before this page opened are not announced again.
     data.deals.forEach((d) => { if (d.status !== "active") seenOverDeals.add(d.id); });
@@ -310,7 +328,9 @@ async function dealEnded(summary) {
   let result;
   if (summary.status === "abandoned" || detail.end_reason === "resigned") result = T.resigned;
   else if (summary.winner === null) result = T.deal_drawn;
-  else result = summary.winner === us ? T.deal_won : T.deal_lost;
+  else if (detail.players === 2 && mySeat() !== null) {
+    result = summary.winner === us ? T.deal_won_1v1 : fmt(T.deal_lost_1v1, { name: seatName(1 - us) });
+  } else result = summary.winner === us ? T.deal_won : T.deal_lost;
   if (matchOver && detail.winner !== null && mySeat() !== null) {
     result += ". " + (detail.winner === us ? T.match_won : T.match_lost);
   }
@@ -331,7 +351,9 @@ async function dealEnded(summary) {
   [us, 1 - us].forEach((team) => {
     const side = document.createElement("section");
     side.className = "side " + (team === us ? "us" : "them");
-    const label = team === us ? T.your_team : T.their_team;
+    // Two players: "You" and the other's name; four: the two teams.
+    const oneOnOne = detail.players === 2 && mySeat() !== null;
+    const label = oneOnOne ? (team === us ? T.you_side : seatName(1 - us)) : (team === us ? T.your_team : T.their_team);
     const h = document.createElement("h3");
     const points = summary.points ? summary.points[team] : "–";
     h.textContent = fmt(T.points_of, { side: label, points });
@@ -395,7 +417,11 @@ $("rematch").addEventListener("click", async () => {
   try {
     const answer = await api(root.dataset.matches, {
       method: "POST",
-      body: { players: detail.players, format: detail.format, seats, public: detail.public, rated: detail.rated },
+      body: {
+        players: detail.players, format: detail.format, seats, public: detail.public, rated: detail.rated,
+        // The same clock as the match just played.
+        time_control: detail.time_control, on_timeout: detail.on_timeout, timeout_bot: detail.timeout_bot,
+      },
       key: newKey(),
     });
     location.assign(root.dataset.lobby + answer.data.id + "/");
