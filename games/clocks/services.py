@@ -25,6 +25,7 @@ the sweep (games.clocks.middleware).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -36,7 +37,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -370,9 +371,11 @@ def deadline_task_enforce(*, match_id: Any, deal_id: int, ply: int, deadline: st
     Does nothing (None) once the match has moved on: a card took the lock first (it
     stands), the sweep or an earlier delivery of this task applied the deadline, or the
     person came back with a new deadline (which has its own task). When the task takes
-    the lock first, a card at that ply gets a 409 (``deadline_passed``, ``match_over``). Come too early (a worker's clock ahead of the database's, or a
-    deadline further off than :func:`deadline_task_hold_max`), it sends itself again for
-    what is left and returns ``"later"``. Returns the action taken otherwise."""
+    the lock first, a card at that ply gets a 409 (``deadline_passed``, ``match_over``).
+
+    Come too early (a worker's clock ahead of the database's, or a deadline further off
+    than :func:`deadline_task_hold_max`), it sends itself again for what is left and
+    returns ``"later"``. Returns the action taken otherwise."""
     due = _aware(datetime.fromisoformat(deadline))
     with transaction.atomic():
         try:
@@ -585,15 +588,24 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
 
 
 def sweep_key(name: str) -> str:
-    """The cache key a running sweep holds: per database (services sharing one Redis
-    with another database, tests running side by side, sweep their own)."""
+    """The key a running sweep holds: per database (services sharing one Redis with
+    another database, tests running side by side, sweep their own)."""
     return f"games:clocks:sweep:{connection.settings_dict['NAME']}:{name}"
 
 
 @contextmanager
 def _exclusive(name: str, seconds: float) -> Iterator[bool]:
-    """One sweep of a kind at a time across workers (a cache key added, not replaced;
-    it expires by itself if the sweep dies). Yields False when another one runs."""
+    """One sweep of a kind at a time across workers. Yields False when another one runs.
+
+    On PostgreSQL a session advisory lock (its id hashed from :func:`sweep_key`): released
+    as the sweep ends, and by the server as soon as the sweeping process dies (its
+    connection goes with it), so a worker killed mid-sweep never holds up the next sweep.
+    Elsewhere (SQLite: ``make run``, one process) a cache key added, not replaced, that
+    expires by itself after ``seconds`` if the sweep dies."""
+    if connection.vendor == "postgresql":
+        with _advisory_lock(sweep_key(name)) as got:
+            yield got
+        return
     key = sweep_key(name)
     try:
         got = cache.add(key, 1, timeout=max(1, int(seconds)))
@@ -607,6 +619,24 @@ def _exclusive(name: str, seconds: float) -> Iterator[bool]:
                 cache.delete(key)
             except Exception:
                 logger.warning("could not release the %s sweep's key", name)
+
+
+@contextmanager
+def _advisory_lock(key: str) -> Iterator[bool]:
+    """PostgreSQL's session advisory lock on ``key``, if no other session holds it."""
+    lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_id])
+        got = bool(cursor.fetchone()[0])
+    try:
+        yield got
+    finally:
+        if got:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_id])
+            except DatabaseError:  # the connection is gone, and the lock with it
+                logger.warning("could not release the sweep's lock %s", key, exc_info=True)
 
 
 def deadlines_sweep(*, limit: int | None = None) -> int:
