@@ -461,8 +461,9 @@ def seat_return(*, match_id: Any, user: User) -> Match:
             Match.objects.filter(pk=match.pk).update(
                 bot_to_move_since=None, deadline=Now() + _allowance(match, first)
             )
-            deadline, now = _deadline_and_clock(match)
-            deadline_task_send(match, deadline=deadline, now=now)
+            if live_timed(match) and not queueing.tasks_run_in_process():
+                deadline, now = _deadline_and_clock(match)
+                deadline_task_send(match, deadline=deadline, now=now)
     return match
 
 
