@@ -1,6 +1,7 @@
 """A deadline enforced end to end (issue 14's target: within 2 s of passing when a worker
-is free): a real Celery worker and Celery beat (the clocks sweep every
-``CLOCK_SWEEP_SECONDS``, 1 s by default), PostgreSQL and Redis.
+is free): a real Celery worker and Celery beat, PostgreSQL and Redis. Each live deadline
+has its task due at it (``games.tasks.clock_deadline``), and the clocks sweep runs every
+``CLOCK_SWEEP_SECONDS`` (1 s by default); whichever comes first applies it.
 
 Each round creates ``--matches`` timed matches (a person against the greedy bot, 5 s per
 move, forfeit), plays the person's first card (the worker plays the bot's reply), then
@@ -143,7 +144,10 @@ def main() -> None:
             process.terminate()
         for process in (beat, worker):
             process.wait(timeout=20)
-    print(f"{len(lags_written)} deadlines (5 s per move), a worker and beat (sweep every 1 s):")
+    print(
+        f"{len(lags_written)} deadlines (5 s per move), a worker and beat "
+        "(a task due at each deadline, the sweep every 1 s):"
+    )
     for name, lags in (("written", lags_written), ("seen", lags_seen)):
         print(
             f"  deadline -> forfeit {name}: median {statistics.median(lags):.3f} s, "

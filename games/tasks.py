@@ -34,6 +34,16 @@ def clock_timeout(match_id: str) -> str | None:
     return clocks.timeout_enforce(match_id=match_id)
 
 
+@shared_task(name="games.tasks.clock_deadline", acks_late=True, ignore_result=True)
+def clock_deadline(match_id: str, deal_id: int, ply: int, deadline: str) -> str | None:
+    """Due at a live deadline: apply exactly that deadline (of that deal, at that ply) if
+    it is still pending and has passed by the database's clock; exactly once (else
+    nothing; come early, it sends itself again for the rest)."""
+    return clocks.deadline_task_enforce(
+        match_id=match_id, deal_id=deal_id, ply=ply, deadline=deadline
+    )
+
+
 @shared_task(name="games.tasks.clocks_sweep", ignore_result=True)
 def clocks_sweep() -> int:
     """Periodic: apply passed deadlines, expire waiting matches (indexed, bounded)."""

@@ -12,10 +12,20 @@ in SQL, that the deadline it finds has passed; a card that arrives after the dea
 the database's clock, is refused with 409 ``deadline_passed`` (and the timeout applied at
 once); a card that arrived first moved the deadline, and the timeout finds nothing to do.
 The unique (deal, ply) of the move log is the last guard: one card per ply.
+
+Two ways in, both through those checks: a live deadline (``per_move_seconds``) has a
+Celery task due at it (:func:`deadline_task_send`, queued once the move that set it
+commits; :func:`deadline_task_enforce` acts on exactly that deadline of that deal and ply,
+if it is still the one pending), and a beat sweep (:func:`deadlines_sweep`, every second)
+applies any deadline whose task was lost, a correspondence deadline (hours, which has no
+task: see README, "How it works") and the idle limit of untimed matches. Without a broker
+no task is sent (eager Celery would run it at once, whatever its ETA): the requests run
+the sweep (games.clocks.middleware).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -27,7 +37,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -40,6 +50,7 @@ from games.errors import (
     DeadlinePassedError,
     InvalidTimeControlError,
     MatchNotFinishedError,
+    MatchNotFoundError,
     MatchNotJoinableError,
     NotAPlayerError,
     NotInvitedError,
@@ -160,12 +171,28 @@ def db_now(match: Match) -> datetime:
         with connection.cursor() as cursor:
             cursor.execute("SELECT CURRENT_TIMESTAMP")
             value = cursor.fetchone()[0]
+    value = _aware(value)
+    match.db_now = value  # type: ignore[attr-defined]
+    return value
+
+
+def _aware(value: Any) -> datetime:
     if isinstance(value, str):  # SQLite: 'YYYY-MM-DD HH:MM:SS', UTC
         value = datetime.fromisoformat(value)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
-    match.db_now = value  # type: ignore[attr-defined]
-    return value
+    return value  # type: ignore[no-any-return]
+
+
+def _deadline_and_clock(match: Match) -> tuple[datetime | None, datetime]:
+    """The match's deadline as stored, and the database's clock now (this statement's)."""
+    deadline, now = (
+        Match.objects.filter(pk=match.pk)
+        .annotate(db_clock=Now())
+        .values_list("deadline", "db_clock")
+        .get()
+    )
+    return (None if deadline is None else _aware(deadline)), _aware(now)
 
 
 @dataclass(frozen=True)
@@ -205,6 +232,8 @@ def clock_set(
     Match.objects.filter(pk=match.pk).update(**fields)
     for name, value in fields.items():
         setattr(match, name, value)
+    if bot is None:
+        deadline_task_send(match, deadline=fields["deadline"], now=now)
     return bot
 
 
@@ -240,6 +269,48 @@ def move_clock_check(match: Match, *, seat: int, by_bot: bool, for_seat: int | N
         raise SeatHeldByBotError() if held else DeadlinePassedError()
     if match.deadline is not None and match.deadline <= db_now(match):
         raise DeadlinePassedError(details={"deadline": match.deadline.isoformat()})
+
+
+def live_timed(match: Match) -> bool:
+    """Whether the match has a live time control (``per_move_seconds``, at most 600 s),
+    whose deadlines each have a task due at them; correspondence (``per_move_hours``) and
+    untimed matches rely on the sweep alone."""
+    seconds = match.per_move_seconds
+    return seconds is not None and seconds <= PER_MOVE_SECONDS[1]
+
+
+def deadline_task_hold_max() -> float:
+    """The longest a deadline's task is sent ahead of time: half the broker's visibility
+    timeout. A worker holds a task with an ETA unacknowledged until it is due, and Redis
+    delivers a message again once it has been unacknowledged for the visibility timeout; a
+    task sent further ahead goes out this far, finds its deadline still to come, and sends
+    itself again for the rest (:func:`deadline_task_enforce`)."""
+    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    return float(options.get("visibility_timeout", 3600)) / 2
+
+
+def deadline_task_send(match: Match, *, deadline: datetime | None, now: datetime) -> None:
+    """Under the match's lock, as ``deadline`` is set for the seat to move (``now`` is
+    the database's clock): for a live time control, queue the task due at that deadline
+    once the transaction commits (``games.tasks.clock_deadline``, with the match, the
+    deal, the ply and the deadline it enforces).
+
+    The delay is counted from the database's clock (``deadline - now``), so the task
+    comes due when the deadline passes by that clock, give or take the time the commit
+    took (late, never early, when the sender's and the worker's clocks agree); an early
+    one does nothing but send itself again. Nothing is sent without a broker: eager Celery
+    would run the task at once; the requests' sweep enforces the deadline there."""
+    if deadline is None or not live_timed(match) or queueing.tasks_run_in_process():
+        return
+    queueing.task_send_later_on_commit(
+        "games.tasks.clock_deadline",
+        str(match.pk),
+        match.to_move_deal,
+        match.to_move_ply,
+        deadline.isoformat(),
+        countdown=min(max(0.0, (deadline - now).total_seconds()), deadline_task_hold_max()),
+        what=f"the deadline task of match {match.pk} ply {match.to_move_ply}",
+    )
 
 
 def timeout_send(match_id: Any) -> bool:
@@ -280,45 +351,80 @@ def timeout_enforce(*, match_id: Any) -> str | None:
       after 3 timeouts in a row the bot holds the seat until ``POST .../return``.
 
     Returns the action taken, or None. Safe to run twice, late, or never (the sweep)."""
-    from games.matches import services as match_services
-
     with transaction.atomic():
         try:
             match = match_get(match_id=match_id, for_update=True)
-        except Exception:  # no such match: nothing to do
+        except MatchNotFoundError:  # no such match: nothing to do
             return None
         if match.status != MatchStatus.ACTIVE or match.deadline is None:
             return None
         if not Match.objects.filter(pk=match.pk, deadline__lte=Now()).exists():
             return None
-        number = match.to_move_seat
-        seat = Seat.objects.select_for_update().get(match=match, number=number)
-        played = Move.objects.filter(deal__match=match, seat=number).exists()
-        if not played:
-            action = "abort"
-            event_add(match, "seat_timed_out", seat=number, action=action)
-            match_services.match_end_early(
-                match, winner_team=None, reason=EndReason.ABORT_WINDOW, aborted=True
-            )
-        elif match.per_move_seconds is None or match.on_timeout == OnTimeout.FORFEIT:
-            action = "forfeit"
-            event_add(match, "seat_timed_out", seat=number, action=action)
-            reason = EndReason.TIMEOUT if match.per_move_seconds else EndReason.ABANDONED
-            match_services.match_end_early(match, winner_team=1 - seat.team, reason=reason)
-        else:
-            action = "bot"
-            seat.away = True
-            seat.timeouts_in_row += 1
-            seat.bot_holds = seat.timeouts_in_row >= TIMEOUTS_BEFORE_BOT_HOLDS
-            seat.save(update_fields=["away", "timeouts_in_row", "bot_holds"])
-            event_add(match, "seat_timed_out", seat=number, action=action)
-            if seat.bot_holds:
-                event_add(match, "seat_taken_by_bot", seat=number, bot=match.timeout_bot_level)
-            Match.objects.filter(pk=match.pk).update(deadline=None, bot_to_move_since=Now())
-            deal_id, ply, level = match.to_move_deal, match.to_move_ply, match.timeout_bot_level
-            transaction.on_commit(
-                lambda: match_services.bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level)
-            )
+        return _timeout_apply(match)
+
+
+def deadline_task_enforce(*, match_id: Any, deal_id: int, ply: int, deadline: str) -> str | None:
+    """The task due at a live deadline (:func:`deadline_task_send`): apply exactly that
+    ``deadline`` of ``deal_id`` at ``ply``, if it is still the one pending and has passed by
+    the database's clock, under the match's lock, as :func:`timeout_enforce` does.
+
+    Does nothing (None) once the match has moved on: a card took the lock first (it
+    stands), the sweep or an earlier delivery of this task applied the deadline, or the
+    person came back with a new deadline (which has its own task). When the task takes
+    the lock first, a card at that ply gets a 409 (``deadline_passed``, ``match_over``).
+
+    Come too early (a worker's clock ahead of the database's, or a deadline further off
+    than :func:`deadline_task_hold_max`), it sends itself again for what is left and
+    returns ``"later"``. Returns the action taken otherwise."""
+    due = _aware(datetime.fromisoformat(deadline))
+    with transaction.atomic():
+        try:
+            match = match_get(match_id=match_id, for_update=True)
+        except MatchNotFoundError:
+            return None
+        pending = (match.status, match.to_move_deal, match.to_move_ply, match.deadline)
+        if pending != (MatchStatus.ACTIVE, deal_id, ply, due):
+            return None
+        stored, now = _deadline_and_clock(match)
+        if stored is not None and stored > now:
+            deadline_task_send(match, deadline=stored, now=now)
+            return "later"
+        return _timeout_apply(match)
+
+
+def _timeout_apply(match: Match) -> str:
+    """Under the match's lock, its pending deadline passed: apply it (see
+    :func:`timeout_enforce`); returns the action taken."""
+    from games.matches import services as match_services
+
+    number = match.to_move_seat
+    seat = Seat.objects.select_for_update().get(match=match, number=number)
+    played = Move.objects.filter(deal__match=match, seat=number).exists()
+    if not played:
+        action = "abort"
+        event_add(match, "seat_timed_out", seat=number, action=action)
+        match_services.match_end_early(
+            match, winner_team=None, reason=EndReason.ABORT_WINDOW, aborted=True
+        )
+    elif match.per_move_seconds is None or match.on_timeout == OnTimeout.FORFEIT:
+        action = "forfeit"
+        event_add(match, "seat_timed_out", seat=number, action=action)
+        reason = EndReason.TIMEOUT if match.per_move_seconds else EndReason.ABANDONED
+        match_services.match_end_early(match, winner_team=1 - seat.team, reason=reason)
+    else:
+        action = "bot"
+        seat.away = True
+        seat.timeouts_in_row += 1
+        seat.bot_holds = seat.timeouts_in_row >= TIMEOUTS_BEFORE_BOT_HOLDS
+        seat.save(update_fields=["away", "timeouts_in_row", "bot_holds"])
+        event_add(match, "seat_timed_out", seat=number, action=action)
+        if seat.bot_holds:
+            event_add(match, "seat_taken_by_bot", seat=number, bot=match.timeout_bot_level)
+        Match.objects.filter(pk=match.pk).update(deadline=None, bot_to_move_since=Now())
+        deal_id, ply, level = match.to_move_deal, match.to_move_ply, match.timeout_bot_level
+        transaction.on_commit(
+            lambda: match_services.bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level)
+        )
     return action
 
 
@@ -355,6 +461,9 @@ def seat_return(*, match_id: Any, user: User) -> Match:
             Match.objects.filter(pk=match.pk).update(
                 bot_to_move_since=None, deadline=Now() + _allowance(match, first)
             )
+            if live_timed(match) and not queueing.tasks_run_in_process():
+                deadline, now = _deadline_and_clock(match)
+                deadline_task_send(match, deadline=deadline, now=now)
     return match
 
 
@@ -480,15 +589,24 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
 
 
 def sweep_key(name: str) -> str:
-    """The cache key a running sweep holds: per database (services sharing one Redis
-    with another database, tests running side by side, sweep their own)."""
+    """The key a running sweep holds: per database (services sharing one Redis with
+    another database, tests running side by side, sweep their own)."""
     return f"games:clocks:sweep:{connection.settings_dict['NAME']}:{name}"
 
 
 @contextmanager
 def _exclusive(name: str, seconds: float) -> Iterator[bool]:
-    """One sweep of a kind at a time across workers (a cache key added, not replaced;
-    it expires by itself if the sweep dies). Yields False when another one runs."""
+    """One sweep of a kind at a time across workers. Yields False when another one runs.
+
+    On PostgreSQL a session advisory lock (its id hashed from :func:`sweep_key`): released
+    as the sweep ends, and by the server as soon as the sweeping process dies (its
+    connection goes with it), so a worker killed mid-sweep never holds up the next sweep.
+    Elsewhere (SQLite: ``make run``, one process) a cache key added, not replaced, that
+    expires by itself after ``seconds`` if the sweep dies."""
+    if connection.vendor == "postgresql":
+        with _advisory_lock(sweep_key(name)) as got:
+            yield got
+        return
     key = sweep_key(name)
     try:
         got = cache.add(key, 1, timeout=max(1, int(seconds)))
@@ -502,6 +620,24 @@ def _exclusive(name: str, seconds: float) -> Iterator[bool]:
                 cache.delete(key)
             except Exception:
                 logger.warning("could not release the %s sweep's key", name)
+
+
+@contextmanager
+def _advisory_lock(key: str) -> Iterator[bool]:
+    """PostgreSQL's session advisory lock on ``key``, if no other session holds it."""
+    lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_id])
+        got = bool(cursor.fetchone()[0])
+    try:
+        yield got
+    finally:
+        if got:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_id])
+            except DatabaseError:  # the connection is gone, and the lock with it
+                logger.warning("could not release the sweep's lock %s", key, exc_info=True)
 
 
 def deadlines_sweep(*, limit: int | None = None) -> int:

@@ -3,11 +3,15 @@ same match twice in a row; expert replies on their own queue."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 
 from accounts.models import User
@@ -93,12 +97,58 @@ def test_expert_replies_go_to_their_own_queue(
     }
 
 
+@contextmanager
+def sweeping_elsewhere(name: str, *, dies: bool = False) -> Iterator[None]:
+    """Another worker runs the ``name`` sweep meanwhile (a thread, with its own database
+    connection); ``dies``: its process is killed mid-sweep (its connection goes, and the
+    cache key it may hold stays)."""
+    inside, leave = threading.Event(), threading.Event()
+
+    def other_worker() -> None:
+        try:
+            with clocks._exclusive(name, 60) as got:
+                assert got
+                if dies:
+                    connection.close()  # the server ends the session: as a SIGKILL does
+                inside.set()
+                leave.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        assert inside.wait(10), "the other sweep did not start"
+        yield
+    finally:
+        leave.set()
+        thread.join(10)
+
+
 def test_a_sweep_already_running_is_not_run_twice(user_factory: Any) -> None:
-    with clocks._exclusive("deadlines", 60) as first:
-        assert first
+    with sweeping_elsewhere("deadlines"):
         assert clocks.deadlines_sweep() == 0
         with clocks._exclusive("deadlines", 60) as second:
             assert not second
+    with clocks._exclusive("deadlines", 60) as after:
+        assert after  # released as it ended
+
+
+@pytest.mark.postgres
+def test_a_sweep_killed_midway_does_not_hold_up_the_next(
+    user_factory: Any, wait_until: Callable[..., Any]
+) -> None:
+    """On PostgreSQL a sweep holds a session advisory lock, which the server releases
+    with the dead worker's connection: the next sweep runs at once (a cache key would
+    have held it up until it expired)."""
+
+    def next_sweep_runs() -> bool:
+        with clocks._exclusive("deadlines", 60) as got:
+            return got
+
+    with sweeping_elsewhere("deadlines", dies=True):
+        # The server ends the dead session's backend a moment after its connection went.
+        assert wait_until(next_sweep_runs, timeout=10)
 
 
 def test_a_timeout_that_died_half_way_is_applied_later_once(

@@ -1,8 +1,10 @@
 """A card in the last instant against the timeout, on PostgreSQL (issue 14): 50 runs.
 
 In each run the person's deadline is set a few milliseconds ahead by the database's clock;
-their card and the timeout (the task's service) are released together by a barrier, each
-on its own connection, each after its own short random delay. Exactly one of them wins:
+their card and the timeout are released together by a barrier, each on its own
+connection, each after its own short random delay. The timeout is, in turn, the task due
+at that deadline (``games.tasks.clock_deadline``, with the deal, ply and deadline it
+enforces) or the sweep's and a late card's (``timeout_enforce``). Exactly one of them wins:
 the card (201), or the timeout (a forfeit ends the match; the bot plays the card for the
 seat); the other gets a clear 409 or does nothing, and the move log has one card at that
 ply (none after a forfeit). Never a 500.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 import pytest
 from django.db.models.functions import Now
 
+from games import tasks
 from games.clocks import services as clocks
 from games.clocks.services import TimeControl
 from games.matches import services
@@ -36,8 +40,13 @@ RUNS = 50
 LOSING_CODES = {"deadline_passed", "stale_ply", "match_over", "seat_held_by_bot"}
 
 
-def card_job(user: Any, match_id: Any, card: str, ply: int, delay: float) -> Any:
-    time.sleep(delay)
+def until(moment: float) -> float:
+    """The delay until ``moment`` (``time.time()``; the database runs on this machine)."""
+    return max(0.0, moment - time.time())
+
+
+def card_job(user: Any, match_id: Any, card: str, ply: int, delay: Callable[[], float]) -> Any:
+    time.sleep(delay())  # counted once the barrier opened
     try:
         services.move_play(match_id=match_id, user=user, card=card, ply=ply)
     except Exception as exc:
@@ -53,15 +62,22 @@ def timeout_job(match_id: Any, delay: float) -> Any:
     return clocks.timeout_enforce(match_id=match_id)
 
 
+def deadline_task_job(args: tuple[Any, ...], moment: float) -> Any:
+    time.sleep(until(moment))  # as a worker's timer runs a task at its ETA
+    done = tasks.clock_deadline(*args)
+    return None if done == "later" else done  # come early: it did nothing (and no broker)
+
+
 def test_a_last_instant_card_against_the_timeout(
     user_factory: Any, together: Any, settings: Any
 ) -> None:
     settings.MATCH_ACTIVE_LIMIT = 0
     alice = user_factory()
     rng = random.Random(14)
-    wins = {"card": 0, "timeout": 0}
+    wins = {"card": 0, "timeout": 0, "timeout by the task": 0}
     for run in range(RUNS):
         mode = "forfeit" if run % 2 == 0 else "bot"
+        by_task = run % 4 >= 2
         match = services.match_create(
             creator=alice,
             players=2,
@@ -80,15 +96,22 @@ def test_a_last_instant_card_against_the_timeout(
         assert state.turn == 0, "the bot replied: the person is to move"
         ply, card = state.ply, state.legal_moves()[0].code
         # The threads connect before the barrier (tens of ms on a busy machine): the
-        # deadline falls somewhere in the window where both jobs run.
-        ahead = rng.uniform(0.05, 0.15)
+        # deadline falls somewhere in the window where both jobs run. The task runs at
+        # its ETA, the deadline (a few ms after it), and the card comes within 30 ms of it
+        # on either side; the deadline is then further ahead, past the threads' start.
+        ahead = rng.uniform(0.25, 0.35) if by_task else rng.uniform(0.05, 0.15)
         Match.objects.filter(pk=match.pk).update(deadline=Now() + timedelta(seconds=ahead))
-        outcomes = together(
-            [
-                partial(card_job, alice, match.pk, card, ply, rng.uniform(0, 0.1)),
-                partial(timeout_job, match.pk, rng.uniform(0, 0.1)),
-            ]
-        )
+        match.refresh_from_db()
+        assert match.deadline is not None
+        if by_task:
+            args = (str(match.pk), deal.pk, ply, match.deadline.isoformat())
+            at = match.deadline.timestamp()
+            timeout = partial(deadline_task_job, args, at + rng.uniform(0, 0.01))
+            card_delay = partial(until, at + rng.uniform(-0.03, 0.03))
+        else:
+            timeout = partial(timeout_job, match.pk, rng.uniform(0, 0.1))
+            card_delay = partial(float, rng.uniform(0, 0.1))
+        outcomes = together([partial(card_job, alice, match.pk, card, ply, card_delay), timeout])
         errors = [repr(o.error) for o in outcomes if o.error is not None]
         assert not errors, errors
         played, timed_out = outcomes[0].value, outcomes[1].value
@@ -101,6 +124,7 @@ def test_a_last_instant_card_against_the_timeout(
             assert match.end_reason != "timeout"
         else:
             wins["timeout"] += 1
+            wins["timeout by the task"] += by_task and timed_out is not None
             assert played in LOSING_CODES, played
             if mode == "forfeit":
                 assert match.status == MatchStatus.FINISHED and match.end_reason == "timeout"
