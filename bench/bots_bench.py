@@ -139,6 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         help="processes (default: the number of cores)",
     )
     parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS)
+    parser.add_argument(
+        "--max-iterations",
+        type=int,
+        default=None,
+        help="cap the expert's guessed deals a move (with a large --budget-ms: a fixed-work "
+        "comparison a loaded machine does not skew; the think-time targets then do not apply)",
+    )
     parser.add_argument("--seed", default=None, help="duel seed (default: a fresh one, printed)")
     parser.add_argument(
         "--only",
@@ -171,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"note: {note}")
         print(
             f"bench: {args.deals} deals per duel, seed {args.seed!r}, "
-            f"{args.workers} worker(s), budget {args.budget_ms:g} ms\n"
+            f"{args.workers} worker(s), budget {args.budget_ms:g} ms"
+            + (f", at most {args.max_iterations} guesses a move" if args.max_iterations else "")
+            + "\n"
         )
 
     results: list[tuple[Matchup, DuelSummary]] = []
@@ -188,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                 workers=args.workers,
                 budget_ms=args.budget_ms,
                 progress=bar,
+                max_iterations=args.max_iterations,
             )
         finally:
             if bar is not None:
@@ -212,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                     "seed": args.seed,
                     "workers": args.workers,
                     "budget_ms": args.budget_ms,
+                    "max_iterations": args.max_iterations,
                     "duels": {m.name: s.to_dict() for m, s in results},
                     "targets": [c.__dict__ for c in checks],
                     "all_met": all(c.met for c in checks),

@@ -167,6 +167,7 @@ def _duel(args: argparse.Namespace) -> int:
             budget_ms=args.budget_ms,
             partners_last_hand=not args.no_partners_last_hand,
             progress=bar,
+            max_iterations=args.max_iterations,
         )
     except (DuelError, UnknownBotLevelError) as exc:
         return _fail(str(exc))
@@ -213,6 +214,7 @@ def _round_robin(args: argparse.Namespace) -> int:
             budget_ms=args.budget_ms,
             partners_last_hand=not args.no_partners_last_hand,
             progress=progress,
+            max_iterations=args.max_iterations,
         )
     except (DuelError, UnknownBotLevelError) as exc:
         return _fail(str(exc))
@@ -283,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_budget,
         default=DEFAULT_BUDGET_MS,
         help=f"thinking budget per move (default {DEFAULT_BUDGET_MS})",
+    )
+    play.add_argument(
+        "--max-iterations",
+        type=_positive,
+        default=None,
+        help="cap the searching levels' work (guessed deals a move); with a large "
+        "--budget-ms, a comparison that a loaded machine does not skew",
     )
     play.add_argument("--json", action="store_true", help="print the summary as JSON")
     play.add_argument(

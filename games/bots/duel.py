@@ -89,11 +89,15 @@ def play_deal(
     seed: Callable[[int], str] | str,
     budget_ms: float = DEFAULT_BUDGET_MS,
     partners_last_hand: bool = True,
+    max_iterations: int | None = None,
 ) -> PlayedDeal:
     """Play one deal to the end with the bot ``levels[seat]`` in each seat.
 
     ``seed`` is either a function of the ply giving each decision's seed, or a string
-    ``s`` (the decision at ply ``p`` then gets ``f"{s}:{p}"``).
+    ``s`` (the decision at ply ``p`` then gets ``f"{s}:{p}"``). ``max_iterations``
+    caps the searching levels' work (see :func:`games.bots.choose_card`): with a budget
+    large enough not to cut it short, a comparison of two variants is then fair on a
+    loaded machine, where the clock would give each only what the other jobs leave.
     """
     if len(levels) != players:
         raise DuelError(f"{players} players need {players} levels, got {len(levels)}")
@@ -114,7 +118,13 @@ def play_deal(
         view = seat_view(deal, seat, partners_last_hand=partners_last_hand)
         ply = deal.ply
         start = clock()
-        card = choose_card(levels[seat], view, seed=seed_of(ply), budget_ms=budget_ms)
+        card = choose_card(
+            levels[seat],
+            view,
+            seed=seed_of(ply),
+            budget_ms=budget_ms,
+            max_iterations=max_iterations,
+        )
         think[seat].append((clock() - start) * 1000.0)
         deal.play(card, seat)
     return PlayedDeal(
@@ -164,6 +174,7 @@ def play_pair(
     index: int,
     budget_ms: float = DEFAULT_BUDGET_MS,
     partners_last_hand: bool = True,
+    max_iterations: int | None = None,
 ) -> PairResult:
     """Play deck ``index`` of the duel twice, with the sides swapped."""
     deck = shuffled_deck(deck_seed(seed, index))
@@ -185,6 +196,7 @@ def play_pair(
             seed=seed_of,
             budget_ms=budget_ms,
             partners_last_hand=partners_last_hand,
+            max_iterations=max_iterations,
         )
         mine, theirs = played.points[side], played.points[1 - side]
         if played.winner is None:
@@ -421,12 +433,13 @@ def summarize(
 
 # -- the duel --------------------------------------------------------------------------
 
-_Task = tuple[str, str, int, str, float, bool, int, int]
-"""(a, b, players, seed, budget_ms, partners_last_hand, first pair index, stop index)."""
+_Task = tuple[str, str, int, str, float, bool, int, int, int | None]
+"""(a, b, players, seed, budget_ms, partners_last_hand, first pair index, stop index,
+max_iterations)."""
 
 
 def _play_chunk(task: _Task) -> list[PairResult]:
-    a, b, players, seed, budget_ms, partners, start, stop = task
+    a, b, players, seed, budget_ms, partners, start, stop, max_iterations = task
     return [
         play_pair(
             a,
@@ -436,6 +449,7 @@ def _play_chunk(task: _Task) -> list[PairResult]:
             index=i,
             budget_ms=budget_ms,
             partners_last_hand=partners,
+            max_iterations=max_iterations,
         )
         for i in range(start, stop)
     ]
@@ -454,13 +468,15 @@ def duel(
     progress: ProgressCallback | None = None,
     chunk_size: int | None = None,
     start_method: str = "spawn",
+    max_iterations: int | None = None,
 ) -> DuelSummary:
     """Play ``deals`` deals (``deals / 2`` decks, each twice) of A against B.
 
     With ``workers`` > 1 the pairs are played in chunks by that many processes
     (``start_method`` ``"spawn"`` or ``"fork"``), and merged in deck order: the result is
     the same as with one worker (for bots whose choice depends on view and seed only), but
-    for the think times and the elapsed time.
+    for the think times and the elapsed time. ``max_iterations`` caps the searching
+    levels' work (:func:`play_deal`).
     """
     for level in (a, b):
         if level not in LEVELS:
@@ -475,12 +491,24 @@ def duel(
         raise DuelError(f"workers must be at least 1, not {workers!r}")
     if not budget_ms > 0:
         raise DuelError(f"the budget must be positive, not {budget_ms!r} ms")
+    if max_iterations is not None and max_iterations < 1:
+        raise DuelError(f"max_iterations must be at least 1, not {max_iterations!r}")
     seed = str(seed)
     total = deals // 2
     if chunk_size is None:
         chunk_size = max(1, min(25, math.ceil(total / (workers * 8))))
     tasks: list[_Task] = [
-        (a, b, players, seed, float(budget_ms), partners_last_hand, i, min(i + chunk_size, total))
+        (
+            a,
+            b,
+            players,
+            seed,
+            float(budget_ms),
+            partners_last_hand,
+            i,
+            min(i + chunk_size, total),
+            max_iterations,
+        )
         for i in range(0, total, chunk_size)
     ]
     started = time.perf_counter()
@@ -666,6 +694,7 @@ def round_robin(
     budget_ms: float = DEFAULT_BUDGET_MS,
     partners_last_hand: bool = True,
     progress: Callable[[str, str], ProgressCallback | None] | None = None,
+    max_iterations: int | None = None,
 ) -> RoundRobin:
     """A duplicate duel of every pair of ``levels`` (each on the same decks of ``seed``)."""
     levels = tuple(levels)
@@ -690,6 +719,7 @@ def round_robin(
                     budget_ms=budget_ms,
                     partners_last_hand=partners_last_hand,
                     progress=callback,
+                    max_iterations=max_iterations,
                 )
             )
     return RoundRobin(

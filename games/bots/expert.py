@@ -47,6 +47,7 @@ from typing import Protocol
 
 from games.rules import CARDS, SUITS, Card, Deal, SeatView
 
+from .fast import Memo, solve
 from .learned import learned_view_card
 from .strong import strong_card
 
@@ -167,6 +168,8 @@ def expert_bot(
         else:
             models = [(_random_seats(random_share, iteration), 1.0)]
         values = []
+        # One transposition table for the exact searches of this guess (its stock).
+        memo: Memo = {}
         try:
             for card in moves:
                 value = 0.0
@@ -177,7 +180,9 @@ def expert_bot(
                     # The same draws of the random opponents' cards for every candidate.
                     chance = random.Random(iteration) if randoms is not None else None
                     if exact:
-                        value += weight * _solve(deal, team, randoms, chance, hard)
+                        value += weight * _solve(
+                            deal, team, randoms, chance, hard, memo if randoms is None else None
+                        )
                     else:
                         _playout(deal, team, randoms, chance)
                         value += weight * _score(deal, team)
@@ -286,8 +291,11 @@ class _Sampler:
 
 
 def _score(deal: Deal, team: int) -> float:
-    mine = deal.points[team]
-    other = deal.points[1 - team]
+    return _score_points(deal.points[team], deal.points[1 - team])
+
+
+def _score_points(mine: int, other: int) -> float:
+    """The score of a finished deal for a team with ``mine`` points against ``other``."""
     result = 1.0 if mine > other else 0.5 if mine == other else 0.0
     return result + (mine - other) * MARGIN_WEIGHT
 
@@ -298,6 +306,7 @@ def _solve(
     randoms: Sequence[bool] | None = None,
     chance: random.Random | None = None,
     hard: _Deadline | None = None,
+    memo: Memo | None = None,
 ) -> float:
     """Best value for ``team`` of a known position when the other team plays by
     PREDICT_POLICY: the team's choices are searched, the others' predicted, until
@@ -313,7 +322,7 @@ def _solve(
     if hard is not None:
         hard.check()
     if randoms is None and _remaining(deal) <= MINIMAX_PLIES[deal.players]:
-        return _minimax(deal, team, -1e9, 1e9, hard)
+        return _minimax(deal, team, hard, memo)
     while deal.turn is not None and (deal.turn & 1) != team:
         hand = deal.hands[deal.turn]
         if randoms is None or chance is None or not randoms[deal.turn] or len(hand) == 1:
@@ -323,58 +332,33 @@ def _solve(
             for card in list(hand):
                 child = deal.copy()
                 child.play(card)
-                total += _solve(child, team, randoms, chance, hard)
+                total += _solve(child, team, randoms, chance, hard, memo)
             return total / len(hand)
         else:
             deal.play(hand[int(chance.random() * len(hand))])
         if randoms is None and _remaining(deal) <= MINIMAX_PLIES[deal.players]:
-            return _minimax(deal, team, -1e9, 1e9, hard)
+            return _minimax(deal, team, hard, memo)
     turn = deal.turn
     if turn is None:
         return _score(deal, team)
     hand = deal.hands[turn]
     if len(hand) == 1:
         deal.play(hand[0])
-        return _solve(deal, team, randoms, chance, hard)
+        return _solve(deal, team, randoms, chance, hard, memo)
     value = -1e9
     for card in hand:
         child = deal.copy()
         child.play(card)
-        value = max(value, _solve(child, team, randoms, chance, hard))
+        value = max(value, _solve(child, team, randoms, chance, hard, memo))
     return value
 
 
-def _minimax(deal: Deal, team: int, alpha: float, beta: float, hard: _Deadline | None) -> float:
+def _minimax(deal: Deal, team: int, hard: _Deadline | None, memo: Memo | None = None) -> float:
     """The value for ``team`` of a known position when both teams play their best
-    (alpha-beta). Changes ``deal``."""
-    if hard is not None:
-        hard.check()
-    turn = deal.turn
-    while turn is not None and len(deal.hands[turn]) == 1:
-        deal.play(deal.hands[turn][0])
-        turn = deal.turn
-    if turn is None:
-        return _score(deal, team)
-    hand = deal.hands[turn]
-    if (turn & 1) == team:
-        value = -1e9
-        for card in hand:
-            child = deal.copy()
-            child.play(card)
-            value = max(value, _minimax(child, team, alpha, beta, hard))
-            alpha = max(alpha, value)
-            if alpha >= beta:
-                break
-        return value
-    value = 1e9
-    for card in hand:
-        child = deal.copy()
-        child.play(card)
-        value = min(value, _minimax(child, team, alpha, beta, hard))
-        beta = min(beta, value)
-        if alpha >= beta:
-            break
-    return value
+    (:func:`games.bots.fast.solve`: alpha-beta with a transposition table over a compact
+    position, several times faster than over copies of ``Deal``; ``memo``, the table,
+    shared by the searches of one guessed deal). Reads the clock at every node."""
+    return solve(deal, team, _score_points, hard.check if hard is not None else None, memo)
 
 
 def _random_seats(share: Sequence[float], iteration: int) -> tuple[bool, ...] | None:

@@ -207,6 +207,18 @@ def test_two_workers_give_the_same_result_as_one(players):
     ]
 
 
+def test_a_fixed_work_duel_of_the_expert_is_reproducible():
+    """With the guesses capped and a budget too large to cut them, the clock plays no
+    part: the same duel twice (in-process and in two workers) gives the same deals."""
+    kwargs = {"players": 2, "deals": 4, "seed": "fixed", "budget_ms": 60_000, "max_iterations": 3}
+    one = duel("expert", "learned", **kwargs)
+    two = duel("expert", "learned", workers=2, chunk_size=1, **kwargs)
+    assert [(p.results, p.margins) for p in one.pairs_results] == [
+        (p.results, p.margins) for p in two.pairs_results
+    ]
+    assert one.think_of("expert").moves == 80  # 4 deals of 20 moves a seat
+
+
 @pytest.mark.parametrize("level", sorted(LEVELS))
 def test_every_level_can_play_a_small_duel(level):
     s = duel(level, "random", players=2, deals=2, seed="smoke", budget_ms=TEST_BUDGET_MS)
@@ -223,6 +235,7 @@ def test_every_level_can_play_a_small_duel(level):
         ({"players": 3}, DuelError),
         ({"workers": 0}, DuelError),
         ({"budget_ms": 0}, DuelError),
+        ({"max_iterations": 0}, DuelError),
         ({"a": "oracle"}, UnknownBotLevelError),
     ],
 )

@@ -78,7 +78,7 @@ def test_the_last_tricks_of_a_two_player_deal_are_played_perfectly():
             for card in deal.hands[deal.turn]:
                 child = deal.copy()
                 child.play(card)
-                values[card] = _minimax(child, team, -1e9, 1e9, None)
+                values[card] = _minimax(child, team, None)
             chosen = decide(situation_of_view(seat_view(deal, deal.turn)))
             assert values[chosen] == pytest.approx(max(values.values())), (game, values)
             checked += 1

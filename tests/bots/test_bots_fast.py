@@ -1,0 +1,105 @@
+"""The fast endgame solver against the rules package: a plain minimax over ``Deal``."""
+
+import random
+
+import pytest
+
+from games.bots.expert import _score
+from games.bots.fast import solve
+from games.rules import Deal, shuffled_deck
+
+
+def reference(deal, team):
+    """The value for ``team`` when both teams play their best: minimax over copies of
+    the referee's ``Deal`` (alpha-beta only; nothing of the fast solver)."""
+
+    def value(d, alpha, beta):
+        if d.turn is None:
+            return _score(d, team)
+        maximize = (d.turn & 1) == team
+        best = -1e9 if maximize else 1e9
+        for card in d.legal_moves():
+            child = d.copy()
+            child.play(card)
+            v = value(child, alpha, beta)
+            if maximize:
+                best = max(best, v)
+                alpha = max(alpha, v)
+            else:
+                best = min(best, v)
+                beta = min(beta, v)
+            if alpha >= beta:
+                break
+        return best
+
+    return value(deal, -1e9, 1e9)
+
+
+def fast_value(deal, team):
+    return solve(deal, team, lambda mine, theirs: _score_of(mine, theirs))
+
+
+def _score_of(mine, theirs):
+    d = Deal.from_position(
+        players=2,
+        dealer=0,
+        briscola=shuffled_deck("x")[0],
+        hands=[[], []],
+        stock=[],
+        briscola_on_table=False,
+        leader=0,
+        table=[],
+        points=(mine, theirs),
+    )
+    return _score(d, 0)
+
+
+def positions(players, remaining, games, seed):
+    """Random positions of random deals with ``remaining`` cards left to play, some of
+    them in the middle of a trick (the stock not always empty)."""
+    rng = random.Random(seed)
+    for game in range(games):
+        deal = Deal(players, game % players, shuffled_deck(f"{seed}-{game}"))
+        left = remaining + rng.randrange(players)  # stop at any card of a trick
+        while sum(len(h) for h in deal.hands) + deal.stock_count > left:
+            deal.play(rng.choice(deal.legal_moves()))
+        yield deal
+
+
+@pytest.mark.parametrize(("players", "remaining", "games"), [(2, 8, 150), (2, 10, 40), (4, 8, 60)])
+def test_the_fast_solver_values_positions_as_minimax_over_the_rules(players, remaining, games):
+    checked = 0
+    for deal in positions(players, remaining, games, f"fast-{players}-{remaining}"):
+        before = (deal.ply, [list(h) for h in deal.hands], list(deal.table), list(deal.points))
+        for team in (0, 1):
+            assert fast_value(deal, team) == pytest.approx(reference(deal, team)), deal
+        # The deal it read is left as it was.
+        assert (deal.ply, deal.hands, deal.table, deal.points) == before
+        checked += 1
+    assert checked == games
+
+
+def test_a_finished_deal_is_its_score():
+    rng = random.Random(1)
+    deal = Deal(2, 0, shuffled_deck("over"))
+    while deal.turn is not None:
+        deal.play(rng.choice(deal.legal_moves()))
+    assert fast_value(deal, 0) == _score(deal, 0)
+    assert fast_value(deal, 1) == _score(deal, 1)
+
+
+def test_the_check_is_called_at_every_node_and_can_stop_the_search():
+    deal = next(positions(2, 8, 1, "check"))
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def check():
+        calls.append(1)
+        if len(calls) == 50:
+            raise Stop
+
+    with pytest.raises(Stop):
+        solve(deal, 0, lambda m, t: float(m > t), check)
+    assert len(calls) == 50
