@@ -1,18 +1,19 @@
 """A soak: mixed play for a long, bounded time, watching memory and latency drift.
 
     .venv/bin/python bench/soak.py [--minutes 30] [--window-minutes 5] [--clients 8]
+        [--db briscola_load_soak] [--redis-url redis://127.0.0.1:6379/13]
 
-Starts the service as bench/load.py does (a scratch PostgreSQL database ``briscola_load_soak``,
-gunicorn, a Celery worker, Redis database 13, all on 127.0.0.1) and plays in windows of
-``--window-minutes``: in each, half the clients play person-vs-person matches in pairs and
-half play against the greedy bot (bench/load.py's clients and phases), at half the load
-bench/load.py drives (8 clients against its 16 that never pause). After every window it
-records each process's resident memory (the web tier's processes together, the worker's
-together, from /proc) and the window's move latency p99. At the end it checks the move
-log (every acknowledged move stored, no ply twice) and prints, against the targets:
-0 errors, 0 lost moves, memory growth after the first window < 10% for every process
-group, and the last window's p99 no more than 20% above the first's (faster is not a
-failure). Exit status 0 when met.
+Starts the service as bench/load.py does (a scratch PostgreSQL database, ``briscola_load_soak``
+by default, gunicorn, a Celery worker, Redis database 13 by default, all on 127.0.0.1) and
+plays in windows of ``--window-minutes``: in each, half the clients play person-vs-person
+matches in pairs and half play against the greedy bot (bench/load.py's clients and phases), at
+half the load bench/load.py drives (8 clients against its 16 that never pause). After every
+window it records each process's resident memory (the web tier's processes together, the
+worker's together, from /proc) and the window's move latency p99. At the end it checks the move
+log (every acknowledged move stored, no ply twice) and prints, against the targets: 0 errors, 0
+lost moves, memory growth after the first window < 10% for every process group, and the last
+window's p99 no more than 20% above the first's (faster is not a failure). Exit status 0 when
+met.
 """
 
 from __future__ import annotations
@@ -72,16 +73,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window-minutes", type=float, default=5.0)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument(
+        "--db", default="briscola_load_soak", help="scratch database (briscola_load*)"
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
     args = parser.parse_args(argv)
+    if not args.db.startswith("briscola_load") or not args.db.replace("_", "").isalnum():
+        parser.error(f"refusing database {args.db!r}: the scratch name must start briscola_load")
+    if not args.redis_url.startswith(("redis://127.0.0.1", "redis://localhost")):
+        parser.error("the soak runs on loopback only: give a redis://127.0.0.1 URL")
     windows = max(2, round(args.minutes / args.window_minutes))
-    db = "briscola_load_soak"
+    db = args.db
     database_url = f"postgres://postgres@127.0.0.1:5432/{db}"
     port = load.free_port()
     base = f"http://127.0.0.1:{port}"
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
-        "REDIS_URL": "redis://127.0.0.1:6379/13",
+        "REDIS_URL": args.redis_url,
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
