@@ -1,15 +1,33 @@
 """What one move costs the shared parts, for capacity planning: database time, queries and
-Redis commands per move, and database size per thousand finished matches.
+Redis commands per move, and database bytes per move and per thousand finished matches.
 
-    .venv/bin/python bench/ops_costs.py [--matches 40]
+    .venv/bin/python bench/ops_costs.py [--matches 40] [--db briscola_load_costs]
+        [--redis-url redis://127.0.0.1:6379/14]
 
 In-process (Django's test client, the whole request path: token, throttles, snapshot
-cache) against a scratch PostgreSQL database ``briscola_load_costs`` on 127.0.0.1 (dropped
-at the end) and Redis database 14 (flushed first). Person-vs-person single-deal matches:
-each move is the mover's POST and the opponent's GET of the match (the poll that shows it),
-as a client does. Database time is the time the queries took as the app saw it (round
-trips included), summed with a connection execute wrapper; Redis commands are read off
-INFO commandstats.
+cache) against a scratch PostgreSQL database (``briscola_load_costs`` by default, on
+127.0.0.1, dropped at the end) and a Redis database (14 by default, flushed first: give one
+that is yours). Person-vs-person single-deal matches: each move is the mover's POST and the
+opponent's GET of the match (the poll that shows it), as a client does. The throttles
+count as in production, with limits too high to refuse.
+
+Database time two ways:
+
+- as the app saw it: the time the queries took in the app, round trips included, summed
+  with a connection execute wrapper (it counts the client's own waits for the CPU too);
+- as PostgreSQL spent it: ``pg_stat_database.active_time`` of the scratch database (time its
+  sessions spent running statements, server side; PostgreSQL 14 and later), with the
+  transactions committed and the rows written from the same view. This is the
+  figure that sizes a primary. On a busy machine it still counts a backend's waits for the
+  CPU, so it is an upper bound of the CPU a move costs there.
+
+Bytes: the database's growth (``pg_database_size`` after a CHECKPOINT) per move and per
+1,000 finished matches, and the WAL written during the moves (``pg_current_wal_lsn``: the
+whole cluster's, so other databases' writes at the same time count too: an upper bound).
+Redis commands are read off INFO commandstats (the whole server's: other users' commands
+count too, so the figure is an upper bound on a shared Redis). Not counted anywhere: opening
+a database connection (with ``DATABASE_CONN_MAX_AGE=0``, the default under ASGI, every
+request opens one; the test client keeps its own).
 """
 
 from __future__ import annotations
@@ -23,25 +41,35 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DB = "briscola_load_costs"
 PG = ["-h", "127.0.0.1", "-U", "postgres"]
+STAT_COLUMNS = ("active_time", "xact_commit", "tup_inserted", "tup_updated")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=40)
+    parser.add_argument("--db", default="briscola_load_costs", help="scratch (briscola_load*)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14", help="flushed first")
     args = parser.parse_args(argv)
-    subprocess.run(["dropdb", *PG, "--if-exists", "--force", DB], check=True)
-    subprocess.run(["createdb", *PG, DB], check=True)
+    if not args.db.startswith("briscola_load") or not args.db.replace("_", "").isalnum():
+        parser.error(f"refusing database {args.db!r}: the scratch name must start briscola_load")
+    if not args.redis_url.startswith(("redis://127.0.0.1", "redis://localhost")):
+        parser.error("--redis-url must be on the loopback")
+    subprocess.run(["dropdb", *PG, "--if-exists", "--force", args.db], check=True)
+    subprocess.run(["createdb", *PG, args.db], check=True)
     os.environ.update(
         DJANGO_SETTINGS_MODULE="briscola_service.settings",
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
-        REDIS_URL="redis://127.0.0.1:6379/14",
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{args.db}",
+        REDIS_URL=args.redis_url,
         DEBUG="false",
         SECRET_KEY="bench-only-not-secret-" + "x" * 40,
         ALLOWED_HOSTS="testserver",
         SECURE_SSL_REDIRECT="false",
         LOG_LEVEL="WARNING",
+        # The throttles count (their Redis commands are part of a move's cost) but never
+        # refuse: one client making moves back to back is far over a person's 600/min.
+        THROTTLE_USER_RATE="1000000/min",
+        THROTTLE_ANON_RATE="1000000/min",
     )
     sys.path.insert(0, str(ROOT))
     import django
@@ -56,7 +84,25 @@ def main(argv: list[str] | None = None) -> int:
         from django.db import connections
 
         connections.close_all()
-        subprocess.run(["dropdb", *PG, "--if-exists", "--force", DB], check=True)
+        subprocess.run(["dropdb", *PG, "--if-exists", "--force", args.db], check=True)
+
+
+def server_stats() -> dict[str, float]:
+    """The scratch database's counters as PostgreSQL keeps them, read from a session of
+    its own once the app's session has ended (a session's counters are flushed by then)."""
+    import psycopg
+    from django.db import connection
+
+    connection.close()
+    time.sleep(1.5)
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            f"SELECT {', '.join(STAT_COLUMNS)}, pg_current_wal_lsn() - '0/0'::pg_lsn "
+            "FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    return {**dict(zip(STAT_COLUMNS, map(float, row[:-1]), strict=True)), "wal": float(row[-1])}
 
 
 def measure(matches: int) -> int:
@@ -92,6 +138,7 @@ def measure(matches: int) -> int:
         return sum(int(v["calls"]) for v in stats.values())
 
     size_before = _database_size(connection)
+    server_before = server_stats()
     calls_before = redis_calls()
     moves = 0
     wall = time.perf_counter()
@@ -122,13 +169,25 @@ def measure(matches: int) -> int:
                 moves += 1
     wall = time.perf_counter() - wall
     calls = redis_calls() - calls_before
+    server = {k: v - server_before[k] for k, v in server_stats().items()}
     size_after = _database_size(connection)
-    per_thousand = (size_after - size_before) / matches * 1000 / 2**20
+    grown = size_after - size_before
+    per_thousand = grown / matches * 1000 / 2**20
     print(f"ops_costs: {matches} matches, {moves} moves (each a POST and the other's GET)")
-    print(f"  database time per move       {1000 * spent['seconds'] / moves:8.2f} ms")
-    print(f"  queries per move             {spent['queries'] / moves:8.2f}")
-    print(f"  Redis commands per move      {calls / moves:8.2f}")
-    print(f"  wall time per move           {1000 * wall / moves:8.2f} ms (in-process, 1 client)")
+    print(
+        f"  database time per move, as the app saw it   {1000 * spent['seconds'] / moves:8.2f} ms"
+    )
+    print(f"  database time per move, PostgreSQL's own    {server['active_time'] / moves:8.2f} ms")
+    print(f"  queries per move                            {spent['queries'] / moves:8.2f}")
+    print(f"  transactions committed per move             {server['xact_commit'] / moves:8.2f}")
+    print(
+        f"  rows inserted / updated per move            {server['tup_inserted'] / moves:.2f} / "
+        f"{server['tup_updated'] / moves:.2f}"
+    )
+    print(f"  Redis commands per move                     {calls / moves:8.2f}")
+    print(f"  wall time per move                          {1000 * wall / moves:8.2f} ms (1 client)")
+    print(f"  database growth per move                    {grown / moves:8.0f} bytes")
+    print(f"  WAL per move (the whole cluster's: <=)      {server['wal'] / moves:8.0f} bytes")
     print(f"  database growth per 1,000 finished matches  {per_thousand:8.1f} MiB")
     return 0
 
