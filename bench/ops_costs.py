@@ -1,15 +1,18 @@
 """What one move costs the shared parts, for capacity planning: database time, queries and
 Redis commands per move, and database bytes per move and per thousand finished matches.
 
-    .venv/bin/python bench/ops_costs.py [--matches 40] [--db briscola_load_costs]
-        [--redis-url redis://127.0.0.1:6379/14]
+    .venv/bin/python bench/ops_costs.py [--matches 40] [--private]
+        [--db briscola_load_costs] [--redis-url redis://127.0.0.1:6379/14]
 
 In-process (Django's test client, the whole request path: token, throttles, snapshot
-cache) against a scratch PostgreSQL database (``briscola_load_costs`` by default, on
-127.0.0.1, dropped at the end) and a Redis database (14 by default, flushed first: give one
-that is yours). Person-vs-person single-deal matches: each move is the mover's POST and the
-opponent's GET of the match (the poll that shows it), as a client does. The throttles
-count as in production, with limits too high to refuse.
+cache). With ``--private``, against a PostgreSQL cluster and a redis-server of its own
+(started on free loopback ports as tests/faults/stack.py does, ``fsync`` off, removed at the
+end), so that the WAL and the Redis commands counted are this run's alone. Otherwise against
+a scratch database on 127.0.0.1:5432 (``briscola_load_costs`` by default, dropped at the end)
+and a Redis database (14 by default, flushed first: give one that is yours).
+Person-vs-person single-deal matches: each move is the mover's POST and the opponent's GET of
+the match (the poll that shows it), as a client does. The throttles count as in production,
+with limits too high to refuse.
 
 Database time two ways:
 
@@ -22,20 +25,24 @@ Database time two ways:
   CPU, so it is an upper bound of the CPU a move costs there.
 
 Bytes: the database's growth (``pg_database_size`` after a CHECKPOINT) per move and per
-1,000 finished matches, and the WAL written during the moves (``pg_current_wal_lsn``: the
-whole cluster's, so other databases' writes at the same time count too: an upper bound).
-Redis commands are read off INFO commandstats (the whole server's: other users' commands
-count too, so the figure is an upper bound on a shared Redis). Not counted anywhere: opening
-a database connection (with ``DATABASE_CONN_MAX_AGE=0``, the default under ASGI, every
-request opens one; the test client keeps its own).
+1,000 finished matches, and the WAL written during the moves (``pg_current_wal_lsn``; on a
+shared cluster other databases' writes count too: an upper bound). Redis commands are read
+off INFO commandstats (on a shared server, other users' commands count too: an upper bound).
+Opening a database connection is not in those figures (the test client keeps its own), but
+with ``DATABASE_CONN_MAX_AGE=0``, the default under ASGI, every request opens one: its time
+(connect, ``SELECT 1``, close; the median of 100, as the client saw it) is printed on its own.
+With ``--private``, ``fsync`` is off: a move's writing commit waits for no disk.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +55,11 @@ STAT_COLUMNS = ("active_time", "xact_commit", "tup_inserted", "tup_updated")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=40)
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="a PostgreSQL cluster and a redis-server of its own (tests/faults/stack.py)",
+    )
     parser.add_argument("--db", default="briscola_load_costs", help="scratch (briscola_load*)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14", help="flushed first")
     args = parser.parse_args(argv)
@@ -55,36 +67,51 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"refusing database {args.db!r}: the scratch name must start briscola_load")
     if not args.redis_url.startswith(("redis://127.0.0.1", "redis://localhost")):
         parser.error("--redis-url must be on the loopback")
-    subprocess.run(["dropdb", *PG, "--if-exists", "--force", args.db], check=True)
-    subprocess.run(["createdb", *PG, args.db], check=True)
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="briscola_service.settings",
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{args.db}",
-        REDIS_URL=args.redis_url,
-        DEBUG="false",
-        SECRET_KEY="bench-only-not-secret-" + "x" * 40,
-        ALLOWED_HOSTS="testserver",
-        SECURE_SSL_REDIRECT="false",
-        LOG_LEVEL="WARNING",
-        # The throttles count (their Redis commands are part of a move's cost) but never
-        # refuse: one client making moves back to back is far over a person's 600/min.
-        THROTTLE_USER_RATE="1000000/min",
-        THROTTLE_ANON_RATE="1000000/min",
-    )
     sys.path.insert(0, str(ROOT))
-    import django
+    with contextlib.ExitStack() as cleanup:
+        if args.private:
+            from tests.faults.stack import Postgres, Redis
 
-    django.setup()
-    from django.core.management import call_command
+            postgres, workdir = Postgres(), Path(tempfile.mkdtemp(prefix="briscola-costs-"))
+            cleanup.callback(shutil.rmtree, workdir, ignore_errors=True)
+            cleanup.callback(postgres.close)
+            postgres.init()
+            redis_server = Redis(workdir)
+            cleanup.callback(redis_server.stop)
+            redis_server.start()
+            database_url, redis_url = postgres.url, redis_server.url
+        else:
+            subprocess.run(["dropdb", *PG, "--if-exists", "--force", args.db], check=True)
+            subprocess.run(["createdb", *PG, args.db], check=True)
+            cleanup.callback(
+                subprocess.run, ["dropdb", *PG, "--if-exists", "--force", args.db], check=True
+            )
+            database_url = f"postgres://postgres@127.0.0.1:5432/{args.db}"
+            redis_url = args.redis_url
+        os.environ.update(
+            DJANGO_SETTINGS_MODULE="briscola_service.settings",
+            DATABASE_URL=database_url,
+            REDIS_URL=redis_url,
+            DEBUG="false",
+            SECRET_KEY="bench-only-not-secret-" + "x" * 40,
+            ALLOWED_HOSTS="testserver",
+            SECURE_SSL_REDIRECT="false",
+            LOG_LEVEL="WARNING",
+            # The throttles count (their Redis commands are part of a move's cost) but never
+            # refuse: one client making moves back to back is far over a person's 600/min.
+            THROTTLE_USER_RATE="1000000/min",
+            THROTTLE_ANON_RATE="1000000/min",
+        )
+        import django
 
-    try:
-        call_command("migrate", verbosity=0)
-        return measure(args.matches)
-    finally:
+        django.setup()
+        from django.core.management import call_command
         from django.db import connections
 
-        connections.close_all()
-        subprocess.run(["dropdb", *PG, "--if-exists", "--force", args.db], check=True)
+        cleanup.callback(connections.close_all)
+        call_command("migrate", verbosity=0)
+        return measure(args.matches, shared=not args.private)
+    return 1
 
 
 def server_stats() -> dict[str, float]:
@@ -105,7 +132,7 @@ def server_stats() -> dict[str, float]:
     return {**dict(zip(STAT_COLUMNS, map(float, row[:-1]), strict=True)), "wal": float(row[-1])}
 
 
-def measure(matches: int) -> int:
+def measure(matches: int, shared: bool) -> int:
     import redis
     from django.db import connection
     from rest_framework.authtoken.models import Token
@@ -184,12 +211,34 @@ def measure(matches: int) -> int:
         f"  rows inserted / updated per move            {server['tup_inserted'] / moves:.2f} / "
         f"{server['tup_updated'] / moves:.2f}"
     )
-    print(f"  Redis commands per move                     {calls / moves:8.2f}")
+    redis_calls_label = "Redis commands per move" + (" (the server's: <=)" if shared else "")
+    print(f"  {redis_calls_label:<43} {calls / moves:8.2f}")
     print(f"  wall time per move                          {1000 * wall / moves:8.2f} ms (1 client)")
     print(f"  database growth per move                    {grown / moves:8.0f} bytes")
-    print(f"  WAL per move (the whole cluster's: <=)      {server['wal'] / moves:8.0f} bytes")
+    wal = "WAL per move (the whole cluster's: <=)" if shared else "WAL per move"
+    print(f"  {wal:<43} {server['wal'] / moves:8.0f} bytes")
     print(f"  database growth per 1,000 finished matches  {per_thousand:8.1f} MiB")
+    print(
+        f"  opening a database connection               {connect_ms():8.2f} ms "
+        "(as a client saw it; not in the figures above)"
+    )
     return 0
+
+
+def connect_ms(count: int = 100) -> float:
+    """The time to open a connection, run one query and close it (the median of ``count``),
+    as a client sees it: what a request pays with ``DATABASE_CONN_MAX_AGE=0``."""
+    import statistics
+
+    import psycopg
+
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+            conn.execute("SELECT 1")
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.median(times)
 
 
 def _database_size(connection: Any) -> int:

@@ -21,7 +21,13 @@ from typing import Any
 import pytest
 import requests
 
-from tests.faults.conftest import assert_log_whole, current_deal, move_log, wait_for_turn
+from tests.faults.conftest import (
+    assert_log_whole,
+    current_deal,
+    move_log,
+    wait_for_turn,
+    wait_to_lead,
+)
 from tests.faults.stack import ROOT, Client, Process, Stack, free_port, wait_for
 
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
@@ -76,7 +82,9 @@ def test_a_move_and_the_bot_reply_share_a_request_id_across_processes(
     created = alice.post("/api/v1/matches", {"players": 2, "seats": [{"bot": "greedy"}]})
     assert created.status_code == 201, created.text
     match_id = created.json()["id"]
-    deal = wait_for_turn(alice, match_id)
+    # A card that leads a trick, so that the bot answers it (a trick's second card may win
+    # it, and then she leads again: no bot card under her request id).
+    deal = wait_to_lead(alice, match_id)
     response = alice.session.post(
         f"{stack.base}/api/v1/matches/{match_id}/moves",
         json={"card": deal["legal"][0], "ply": deal["ply"]},
@@ -579,6 +587,8 @@ def test_two_web_instances_serve_one_match_as_one(make_stack: Callable[..., Stac
         assert [(e["move"]["ply"], e["move"]["card"]) for e in events if "move" in e] == [
             (p, c) for _, p, _, c in log
         ]
+        final = through["alice"][1].get(f"/api/v1/matches/{vs_bot}").json()
+        assert _timeless(events[-1]["detail"]) == _timeless(final)
 
         # A throttle counts across instances: 10 password checks an hour for one name
         # (a name not registered here: registering counts as a check of its name).
