@@ -232,15 +232,22 @@ class Client:
     """
 
     def __init__(self, base: str, token: str | None, username: str) -> None:
-        parsed = urllib.parse.urlsplit(base)
-        self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 80
+        # ``base`` may list several instances, comma-separated: each request goes to the
+        # next (round-robin per request, as a proxy in front of them would; bench/scale_web.py).
+        self.targets: list[tuple[str, int]] = []
+        for one in base.split(","):
+            parsed = urllib.parse.urlsplit(one)
+            self.targets.append((parsed.hostname or "127.0.0.1", parsed.port or 80))
+        self.turn = 0
         self.username = username
         self.headers = {"Authorization": f"Token {token}"} if token else {}
         # The last match detail read, and its ETag, per match: polls send the tag back.
         self.seen: dict[str, tuple[str, dict]] = {}
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Reply:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=15)
+        host, port = self.targets[self.turn % len(self.targets)]
+        self.turn += 1
+        conn = http.client.HTTPConnection(host, port, timeout=15)
         try:
             conn.request(method, path, body=body, headers={**self.headers, **headers})
             response = conn.getresponse()

@@ -7,6 +7,7 @@ real worker's log, a backup restored, and more than one of everything.
 from __future__ import annotations
 
 import json
+import queue
 import random
 import shutil
 import subprocess
@@ -20,7 +21,13 @@ from typing import Any
 import pytest
 import requests
 
-from tests.faults.conftest import assert_log_whole, current_deal, move_log, wait_for_turn
+from tests.faults.conftest import (
+    assert_log_whole,
+    current_deal,
+    move_log,
+    wait_for_turn,
+    wait_to_lead,
+)
 from tests.faults.stack import ROOT, Client, Process, Stack, free_port, wait_for
 
 pytestmark = [pytest.mark.processes, pytest.mark.slow]
@@ -75,7 +82,9 @@ def test_a_move_and_the_bot_reply_share_a_request_id_across_processes(
     created = alice.post("/api/v1/matches", {"players": 2, "seats": [{"bot": "greedy"}]})
     assert created.status_code == 201, created.text
     match_id = created.json()["id"]
-    deal = wait_for_turn(alice, match_id)
+    # A card that leads a trick, so that the bot answers it (a trick's second card may win
+    # it, and then she leads again: no bot card under her request id).
+    deal = wait_to_lead(alice, match_id)
     response = alice.session.post(
         f"{stack.base}/api/v1/matches/{match_id}/moves",
         json={"card": deal["legal"][0], "ply": deal["ply"]},
@@ -371,3 +380,229 @@ def test_two_web_servers_two_workers_lose_nothing_and_do_nothing_twice(
         for process in extra:
             print(process.tail())
             process.stop()
+
+
+# --- One match through two web instances ---------------------------------------------------
+
+
+def _second_web(stack: Stack) -> tuple[Process, str]:
+    """Another gunicorn like the stack's, on its own port: a second web instance."""
+    port = free_port()
+    bind = f"127.0.0.1:{stack.port}"
+    cmd = [f"127.0.0.1:{port}" if part == bind else part for part in stack.web.cmd]
+    return Process("web2", cmd, stack.env, stack.workdir), f"http://127.0.0.1:{port}"
+
+
+def _on(client: Client, base: str) -> Client:
+    """The same account, through another instance."""
+    other = Client(base, "")
+    other.session.headers.update(client.session.headers)
+    return other
+
+
+class _Stream:
+    """A match's SSE stream, read to its end by a thread (the events in a queue)."""
+
+    def __init__(self, client: Client, match_id: str) -> None:
+        from tests.live.streams import parse_sse
+
+        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.response = client.session.get(
+            f"{client.base}/api/v1/matches/{match_id}/stream",
+            headers={"Accept": "text/event-stream"},
+            stream=True,
+            timeout=(5, 120),
+        )
+        assert self.response.status_code == 200, self.response.text
+
+        def read() -> None:
+            block: list[str] = []
+            try:
+                for line in self.response.iter_lines(decode_unicode=True):
+                    if line:
+                        block.append(line)
+                        continue
+                    event = parse_sse("\n".join(block))
+                    block = []
+                    if event is not None:
+                        self.events.put(event)
+            except requests.RequestException:
+                pass
+            self.events.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def until_the_end(self, timeout: float = 60) -> list[dict[str, Any]]:
+        """Every event until the server ends the stream (a finished, unrated match)."""
+        events = []
+        while (event := self.events.get(timeout=timeout)) is not None:
+            events.append(event)
+        self.response.close()
+        return events
+
+
+def _timeless(detail: dict[str, Any]) -> dict[str, Any]:
+    """A detail without ``seconds_left``, which counts down between two reads."""
+    return {k: v for k, v in detail.items() if k != "seconds_left"}
+
+
+def _turn_or_end(client: Client, match_id: str) -> dict[str, Any] | None:
+    detail: dict[str, Any] = client.get(f"/api/v1/matches/{match_id}").json()
+    deal = detail["current_deal"]
+    if detail["status"] == "finished" or (deal and deal["turn"] == deal["seat"]):
+        return detail
+    return None
+
+
+def _post_twice(
+    clients: tuple[Client, Client], match_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """POST a move with an Idempotency-Key through the first instance, then its retry
+    through the second: the retry is answered from the first's record, not played again."""
+    key = f"move-{match_id}-{body['ply']}"
+    url = f"/api/v1/matches/{match_id}/moves"
+    first, retry = (
+        client.session.post(
+            client.base + url, json=body, headers={"Idempotency-Key": key}, timeout=10
+        )
+        for client in clients
+    )
+    assert first.status_code == 201, first.text
+    assert "Idempotent-Replayed" not in first.headers
+    assert retry.status_code == 201, retry.text
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert retry.json() == first.json()
+    assert retry.headers["ETag"] == first.headers["ETag"]
+    answer: dict[str, Any] = first.json()
+    return answer
+
+
+def test_two_web_instances_serve_one_match_as_one(make_stack: Callable[..., Stack]) -> None:
+    """Two web instances (each its own gunicorn) and a worker on one PostgreSQL and one
+    Redis: each move of a person-vs-person and of a person-vs-bot match is posted through
+    one instance and retried (same Idempotency-Key) through the other, read back through
+    the other, and streamed by a stream opened on the other; a throttle counts the
+    requests of both instances together."""
+    stack = make_stack(THROTTLE_LOGIN_USER_RATE="10/hour")
+    web2, base2 = _second_web(stack)
+    stack.start_worker()
+    web2.start()
+    try:
+        bases = (stack.base, base2)
+        wait_for("the second web answers", lambda: _get_ok(base2 + "/healthz"), 30)
+        alice = stack.register("alice")
+        registered = requests.post(
+            base2 + "/api/v1/auth/register",
+            json={"username": "bob", "password": "a-long-password-1"},
+            timeout=10,
+        )
+        assert registered.status_code == 201, registered.text
+        bob = Client(base2, registered.json()["token"])
+        through = {
+            name: (_on(client, bases[0]), _on(client, bases[1]))
+            for name, client in (("alice", alice), ("bob", bob))
+        }
+
+        # Person against person: created on one instance, joined on the other.
+        created = through["alice"][0].post(
+            "/api/v1/matches", {"players": 2, "seats": [{"user": "bob"}]}
+        )
+        assert created.status_code == 201, created.text
+        pvp = created.json()["id"]
+        assert through["bob"][1].post(f"/api/v1/matches/{pvp}/join").status_code == 200
+        streams = {
+            "alice": _Stream(through["alice"][1], pvp),
+            "bob": _Stream(through["bob"][0], pvp),
+        }
+        names = {}
+        for name in ("alice", "bob"):
+            names[through[name][0].get(f"/api/v1/matches/{pvp}").json()["your_seat"]] = name
+        acked: list[tuple[int, int, str]] = []
+        while True:
+            detail = through["alice"][0].get(f"/api/v1/matches/{pvp}").json()
+            if detail["status"] == "finished":
+                break
+            mover = names[detail["current_deal"]["turn"]]
+            ply = detail["current_deal"]["ply"]
+            one, other = through[mover] if ply % 2 == 0 else through[mover][::-1]
+            deal = one.get(f"/api/v1/matches/{pvp}").json()["current_deal"]
+            body = {"card": deal["legal"][0], "ply": deal["ply"]}
+            if ply == 0:
+                # The key of a move, reused through the other instance for another move.
+                _post_twice((one, other), pvp, body)
+                reused = other.session.post(
+                    f"{other.base}/api/v1/matches/{pvp}/moves",
+                    json={"card": deal["legal"][1], "ply": deal["ply"]},
+                    headers={"Idempotency-Key": f"move-{pvp}-0"},
+                    timeout=10,
+                )
+                assert reused.status_code == 422, reused.text
+                assert reused.json()["code"] == "idempotency_key_reused"
+            else:
+                _post_twice((one, other), pvp, body)
+            acked.append((deal["id"], deal["ply"], body["card"]))
+            # Read back through the other instance: the move is there, once.
+            seen = other.get(f"/api/v1/matches/{pvp}").json()
+            assert seen["status"] == "finished" or seen["current_deal"]["ply"] == ply + 1
+        log = move_log(stack, pvp)
+        assert_log_whole(log)
+        assert len(log) == len(acked) == 40
+        assert [(p, c) for _, p, _, c in log] == [(p, c) for _, p, c in acked]
+        for name, stream in streams.items():
+            events = stream.until_the_end()
+            moves = [(e["move"]["ply"], e["move"]["card"]) for e in events if "move" in e]
+            assert moves == [(p, c) for _, p, _, c in log], name
+            ids = [e["id"] for e in events]
+            assert ids == sorted(set(ids)), name
+            # The stream opened on one instance ends where a GET through the other does.
+            final = through[name][1].get(f"/api/v1/matches/{pvp}").json()
+            assert _timeless(events[-1]["detail"]) == _timeless(final), name
+
+        # Person against a bot: the worker's replies reach a stream on the other instance.
+        created = through["alice"][1].post(
+            "/api/v1/matches", {"players": 2, "seats": [{"bot": "greedy"}]}
+        )
+        assert created.status_code == 201, created.text
+        vs_bot = created.json()["id"]
+        stream = _Stream(through["alice"][0], vs_bot)
+        mine = 0
+        while True:
+            reader = through["alice"][mine % 2]
+            detail = wait_for(
+                "alice's turn or the match's end",
+                lambda c=reader: _turn_or_end(c, vs_bot),
+                30,
+                interval=0.05,
+            )
+            if detail["status"] == "finished":
+                break
+            deal = detail["current_deal"]
+            one, other = through["alice"] if mine % 2 == 0 else through["alice"][::-1]
+            _post_twice((one, other), vs_bot, {"card": deal["legal"][0], "ply": deal["ply"]})
+            mine += 1
+        log = move_log(stack, vs_bot)
+        assert_log_whole(log)
+        assert len(log) == 40 and mine == 20  # each bot reply played once
+        events = stream.until_the_end()
+        assert [(e["move"]["ply"], e["move"]["card"]) for e in events if "move" in e] == [
+            (p, c) for _, p, _, c in log
+        ]
+        final = through["alice"][1].get(f"/api/v1/matches/{vs_bot}").json()
+        assert _timeless(events[-1]["detail"]) == _timeless(final)
+
+        # A throttle counts across instances: 10 password checks an hour for one name
+        # (a name not registered here: registering counts as a check of its name).
+        statuses = [
+            requests.post(
+                bases[n % 2] + "/api/v1/auth/token",
+                json={"username": "mallory", "password": "not-the-password"},
+                timeout=30,
+            )
+            for n in range(14)
+        ]
+        assert [r.status_code for r in statuses[:10]] == [401] * 10, statuses[0].text
+        assert [r.json()["code"] for r in statuses[10:]] == ["throttled"] * 4
+        assert {r.status_code for r in statuses[10:]} == {429}
+    finally:
+        print(web2.tail())
+        web2.stop()
