@@ -4,9 +4,16 @@ A Celery queue is first in, first out: one account that queues 600 bot replies m
 everyone else's wait behind all of them. Here the work itself waits in Redis, in one
 queue per account (a sorted set: oldest first, each item once), and the Celery tasks are
 only *tokens*: whichever token a worker runs takes the next item of the next account in
-turn (a ring of the accounts that have work), so an account's item waits behind at most
-one item of each other account, however many each has queued, and however many accounts
-an attacker registers.
+turn, so an account's item waits behind at most one item of each other account, however
+many each has queued, and however many accounts an attacker registers.
+
+The turn: the accounts with work form a ring ordered by when each was last served (a
+sorted set). A token serves the account served longest ago, which then goes to the back.
+An account that joins the ring (a new item after none) takes its place by when it was last
+served (within ``SERVED_MEMORY_SECONDS``), not at the back: a player whose bot replies come
+one at a time, each after its own move, goes before the accounts served since its last
+one, and an account gains nothing by leaving and coming back. An account not served
+lately joins at the back (so new accounts never jump the line).
 
 An account also has at most ``limit`` items being worked on at once (its *leases*). An
 account at its limit is passed over; a token that finds every account with work at its
@@ -42,52 +49,56 @@ from django.core.cache.backends.redis import RedisCache
 
 KEY_TTL_SECONDS = 3600
 """An account's queue, the ring and the debt expire this long after their last push."""
+SERVED_MEMORY_SECONDS = 600
+"""How long the ring remembers when an account was last served (see _PUSH)."""
 
-# KEYS: ring, members, queue of the account. ARGV: account, item, ttl ms.
-# The item keeps its first score (ZADD NX): pushing it again keeps its place.
+# KEYS: ring, served, queue of the account. ARGV: account, item, ttl ms.
+# The item keeps its first score (ZADD NX): pushing it again keeps its place. An account
+# that joins the ring takes its place by when it was last served (an account back with a
+# new reply goes before those served since); one not served lately, at the back.
 _PUSH = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local added = redis.call('ZADD', KEYS[3], 'NX', now, ARGV[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
-    redis.call('RPUSH', KEYS[1], ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+    local last = redis.call('ZSCORE', KEYS[2], ARGV[1])
+    redis.call('ZADD', KEYS[1], last or now, ARGV[1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return added
 """
 
-# KEYS: ring, members, owed. ARGV: pool prefix, limit, lease ms, lease id, ttl ms.
-# Visits the ring once at most, from its head: an account without items leaves it; one at
-# its limit goes to the back; the first one with room gives its oldest item, takes a
-# lease and goes to the back (if it has more). Returns {account, item, waited ms, passed
-# over}; account '' when nothing could be taken (then owed is counted up if an account
-# with work was passed over).
+# KEYS: ring, served, owed. ARGV: pool prefix, limit, lease ms, lease id, ttl ms, memory ms.
+# Visits the accounts of the ring once at most, the longest unserved first: one without
+# items leaves the ring; one at its limit is passed over; the first one with room gives its
+# oldest item, takes a lease and goes to the back (if it has more). Returns {account, item,
+# waited ms, passed over}; account '' when nothing could be taken (then a token is owed if
+# an account with work was passed over).
 _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[2])
 local passed = 0
-for i = 1, redis.call('LLEN', KEYS[1]) do
-    local account = redis.call('LPOP', KEYS[1])
-    if not account then break end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
+for _, account in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local queue = ARGV[1] .. 'q:' .. account
     local leases = ARGV[1] .. 'l:' .. account
     if redis.call('ZCARD', queue) == 0 then
-        redis.call('SREM', KEYS[2], account)
+        redis.call('ZREM', KEYS[1], account)
     else
         redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
         if redis.call('ZCARD', leases) >= limit then
-            redis.call('RPUSH', KEYS[1], account)
             passed = passed + 1
         else
             local head = redis.call('ZPOPMIN', queue)
             if redis.call('ZCARD', queue) > 0 then
-                redis.call('RPUSH', KEYS[1], account)
+                redis.call('ZADD', KEYS[1], now, account)
             else
-                redis.call('SREM', KEYS[2], account)
+                redis.call('ZREM', KEYS[1], account)
             end
+            redis.call('ZADD', KEYS[2], now, account)
             redis.call('ZADD', leases, now + tonumber(ARGV[3]), ARGV[4])
             redis.call('PEXPIRE', leases, ARGV[3])
             return {account, head[1], now - tonumber(head[2]), passed}
@@ -108,7 +119,7 @@ _RELEASE = """
 redis.call('ZREM', KEYS[1], ARGV[1])
 local owed = tonumber(redis.call('GET', KEYS[3]) or '0')
 if owed <= 0 then return {} end
-for _, account in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+for _, account in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
     local head = redis.call('ZRANGE', ARGV[2] .. 'q:' .. account, 0, 0)
     if head[1] then
         redis.call('DECR', KEYS[3])
@@ -158,7 +169,7 @@ def _prefix(pool: str) -> str:
 
 def _keys(pool: str) -> tuple[str, str, str]:
     prefix = _prefix(pool)
-    return prefix + "ring", prefix + "members", prefix + "owed"
+    return prefix + "ring", prefix + "served", prefix + "owed"
 
 
 def _text(value: Any) -> str:
@@ -168,28 +179,29 @@ def _text(value: Any) -> str:
 def push(pool: str, account: str, item: str) -> bool:
     """Queue ``item`` for ``account`` in ``pool``; False if it was queued already (it keeps
     its place). Raises redis' errors."""
-    ring, members, _owed = _keys(pool)
+    ring, served, _owed = _keys(pool)
     queue = _prefix(pool) + f"q:{account}"
-    added = _client().eval(_PUSH, 3, ring, members, queue, account, item, KEY_TTL_SECONDS * 1000)
+    added = _client().eval(_PUSH, 3, ring, served, queue, account, item, KEY_TTL_SECONDS * 1000)
     return bool(added)
 
 
 def take(pool: str, *, limit: int, lease_seconds: float) -> Outcome:
     """The next item in turn from ``pool``, its account's lease taken (release it with
     :func:`release`). Raises redis' errors."""
-    ring, members, owed = _keys(pool)
+    ring, served, owed = _keys(pool)
     lease = uuid.uuid4().hex
     account, item, waited_ms, passed = _client().eval(
         _TAKE,
         3,
         ring,
-        members,
+        served,
         owed,
         _prefix(pool),
         max(1, limit),
         max(1, int(lease_seconds * 1000)),
         lease,
         KEY_TTL_SECONDS * 1000,
+        SERVED_MEMORY_SECONDS * 1000,
     )
     account = _text(account)
     if not account:
@@ -200,7 +212,7 @@ def take(pool: str, *, limit: int, lease_seconds: float) -> Outcome:
 def release(taken: Taken) -> tuple[str, str] | None:
     """Give back ``taken``'s lease. If a token is owed (one found every account with work
     at its limit), returns the (account, item) the caller sends a new token for."""
-    ring, _members, owed = _keys(taken.pool)
+    ring, _served, owed = _keys(taken.pool)
     leases = _prefix(taken.pool) + f"l:{taken.account}"
     paid = _client().eval(_RELEASE, 3, leases, ring, owed, taken.lease, _prefix(taken.pool))
     if not paid:
