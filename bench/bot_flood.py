@@ -336,8 +336,8 @@ def one_mode(
 ) -> dict[str, Any]:
     env = {**stack.env, **MODES[mode]}
     deployment = Deployment(stack, env, f"r{run}-{mode}")
-    deployment.start()
     try:
+        deployment.start()
         tag = f"r{run}{mode.replace('-', '')}"
         victim = Victim(
             Player(stack.base, register(stack.base, f"victim{tag}"), args.victim_rate),

@@ -25,8 +25,10 @@ What a lost or duplicated task cannot break:
 - a lease expires by itself after ``lease_seconds`` (set it at the task's hard time limit),
   so a task killed mid-work holds its account's slot no longer than that;
 - a token run twice takes two items (or finds none): the work must be idempotent;
-- an item taken by a task that then dies is gone from Redis: the caller's own sweep
-  (for bot replies, the beat's bot sweep) must find that work undone and push it again;
+- a token that took an item and died before its release is, when its task is delivered
+  again (late acknowledgement), given the same item again (its id names what it took);
+- an item whose task is lost for good is gone from the queue: the caller's own sweep (for
+  bot replies, the beat's bot sweep) must find that work undone and push it again;
   pushing an item already queued keeps its place;
 - every key expires ``KEY_TTL_SECONDS`` after its last push, so Redis keeps nothing
   forever.
@@ -70,17 +72,29 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return added
 """
 
-# KEYS: ring, served, owed. ARGV: pool prefix, limit, lease ms, lease id, ttl ms, memory ms.
-# Visits the accounts of the ring once at most, the longest unserved first: one without
-# items leaves the ring; one at its limit is passed over; the first one with room gives its
-# oldest item, takes a lease and goes to the back (if it has more). Returns {account, item,
-# waited ms, passed over}; account '' when nothing could be taken (then a token is owed if
-# an account with work was passed over).
+# KEYS: ring, served, owed. ARGV: pool prefix, limit, lease ms, token id, ttl ms, memory ms.
+# A token that took an item before (the same token id: a task delivered again because its
+# worker died before acknowledging it) gets the same item again, with a new lease.
+# Otherwise it visits the accounts of the ring once at most, the longest unserved first:
+# one without items leaves the ring; one at its limit is passed over; the first one with
+# room gives its oldest item, takes a lease and goes to the back (if it has more). Returns
+# {account, item, waited ms, passed over}; account '' when nothing could be taken (then a
+# token is owed if an account with work was passed over).
 _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[2])
 local passed = 0
+local record = ARGV[1] .. 't:' .. ARGV[4]
+local before = redis.call('GET', record)
+if before then
+    local cut = string.find(before, '|', 1, true)
+    local account = string.sub(before, 1, cut - 1)
+    local leases = ARGV[1] .. 'l:' .. account
+    redis.call('ZADD', leases, now + tonumber(ARGV[3]), ARGV[4])
+    redis.call('PEXPIRE', leases, ARGV[3])
+    return {account, string.sub(before, cut + 1), 0, 0}
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
 for _, account in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local queue = ARGV[1] .. 'q:' .. account
@@ -101,6 +115,7 @@ for _, account in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
             redis.call('ZADD', KEYS[2], now, account)
             redis.call('ZADD', leases, now + tonumber(ARGV[3]), ARGV[4])
             redis.call('PEXPIRE', leases, ARGV[3])
+            redis.call('SET', record, account .. '|' .. head[1], 'PX', ARGV[5])
             return {account, head[1], now - tonumber(head[2]), passed}
         end
     end
@@ -112,11 +127,13 @@ end
 return {'', '', 0, passed}
 """
 
-# KEYS: leases of the account, ring, owed. ARGV: lease id, pool prefix.
-# Drops the lease; if a token is owed and an item waits, pays one back: returns the
-# {account, item} at the head of the first queue with work (the new token's own item).
+# KEYS: leases of the account, ring, owed. ARGV: token id, pool prefix.
+# Drops the lease and the token's record; if a token is owed and an item waits, pays one
+# back: returns the {account, item} at the head of the first queue with work (the new
+# token's own item).
 _RELEASE = """
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', ARGV[2] .. 't:' .. ARGV[1])
 local owed = tonumber(redis.call('GET', KEYS[3]) or '0')
 if owed <= 0 then return {} end
 for _, account in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
@@ -185,11 +202,13 @@ def push(pool: str, account: str, item: str) -> bool:
     return bool(added)
 
 
-def take(pool: str, *, limit: int, lease_seconds: float) -> Outcome:
+def take(pool: str, *, limit: int, lease_seconds: float, token: str | None = None) -> Outcome:
     """The next item in turn from ``pool``, its account's lease taken (release it with
-    :func:`release`). Raises redis' errors."""
+    :func:`release`). ``token`` names the taker (the Celery task's id): a token that took an
+    item and was not released (its worker died; the task is delivered again) gets the same
+    item again. Raises redis' errors."""
     ring, served, owed = _keys(pool)
-    lease = uuid.uuid4().hex
+    lease = token or uuid.uuid4().hex
     account, item, waited_ms, passed = _client().eval(
         _TAKE,
         3,

@@ -651,7 +651,9 @@ def _bot_reply_send(deal_id: int, ply: int, level: str, account: int | None) -> 
     return queueing.task_send(name, deal_id, ply, account, fair, what=what)
 
 
-def bot_reply_run(*, pool: str, deal_id: int, ply: int, fair: bool = False) -> bool:
+def bot_reply_run(
+    *, pool: str, deal_id: int, ply: int, fair: bool = False, token: str | None = None
+) -> bool:
     """Run a bot reply task (``pool``: its task's name) and return whether a card was played.
 
     Sent fairly (``fair``: its reply was pushed to its account's fair queue), the task
@@ -661,8 +663,10 @@ def bot_reply_run(*, pool: str, deal_id: int, ply: int, fair: bool = False) -> b
     ``BOT_FAIR_CONCURRENCY`` replies being thought at once (a lease each, which a task
     that died gives back after ``BOT_FAIR_LEASE_SECONDS``). When every account with
     replies waiting is at that limit, the task ends without playing: the next lease given
-    back sends a task in its place. A reply taken by a task that then dies is found by
-    the bot sweep (:func:`bot_moves_sweep`), which pushes it again.
+    back sends a task in its place. A task delivered again after its worker died
+    (``token``, the task's id, is the same) plays the reply it had taken; a reply whose
+    task is lost for good is found by the bot sweep (:func:`bot_moves_sweep`), which
+    pushes it again.
     Otherwise (fairness off, or Redis unreachable) it plays its own reply, ``deal_id`` at
     ``ply``.
     """
@@ -670,7 +674,10 @@ def bot_reply_run(*, pool: str, deal_id: int, ply: int, fair: bool = False) -> b
         return bot_move_play(deal_id=deal_id, ply=ply)
     try:
         outcome = fair_queues.take(
-            pool, limit=settings.BOT_FAIR_CONCURRENCY, lease_seconds=settings.BOT_FAIR_LEASE_SECONDS
+            pool,
+            limit=settings.BOT_FAIR_CONCURRENCY,
+            lease_seconds=settings.BOT_FAIR_LEASE_SECONDS,
+            token=token,
         )
     except (RedisError, fair_queues.FairQueuesUnavailableError):
         logger.warning("fair queue %s unreachable: playing this task's own reply", pool)

@@ -246,3 +246,22 @@ def test_slow_levels_have_their_own_task_and_queue(settings: Any) -> None:
         assert services.bot_task_of(level) == services.BOT_TASK
     route = settings.CELERY_TASK_ROUTES[services.BOT_TASK_SLOW]["queue"]
     assert route != settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+def test_a_task_delivered_again_after_its_worker_died_plays_the_reply_it_had_taken(
+    user_factory: Any, tokens: list[Token], played: list[int]
+) -> None:
+    player, other = user_factory(), user_factory()
+    first, second = bot_turn(player), bot_turn(other)
+    enqueue(first, second)
+    # The first task's worker takes the first reply and dies (late acknowledgement: its
+    # message is delivered again, with the same task id).
+    died = fair_queues.take(POOL, limit=2, lease_seconds=30, token="task-1").taken
+    assert died is not None and died.item == f"{first.to_move_deal}:{first.to_move_ply}"
+    name, args = tokens[0]
+    assert queueing._task(name).apply(args=args, task_id="task-1").get() is True
+    assert played == [first.to_move_deal]  # the same reply, not the next in turn
+    assert fair_queues.leases_held(POOL, str(player.pk)) == 0  # and its lease given back
+    assert fair_queues.queued(POOL, str(other.pk)) == [
+        f"{second.to_move_deal}:{second.to_move_ply}"
+    ]
