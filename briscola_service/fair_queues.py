@@ -33,7 +33,9 @@ What a lost or duplicated task cannot break:
 - every key expires ``KEY_TTL_SECONDS`` after its last push, so Redis keeps nothing
   forever.
 
-Each pool (one per kind of task) has its own ring. The state is in the ``default`` cache's
+The ring's order is a stamp: the server's time in milliseconds, times 1,000, plus a
+counter, so that two turns in one millisecond keep their order. Each pool (one per kind of
+task) has its own ring. The state is in the ``default`` cache's
 Redis (the broker's), changed only by the Lua scripts below, each atomic, so any number
 of workers share it. Keys are computed inside the scripts (``<prefix><pool>:q:<account>``):
 fine on one Redis server, not on a Redis Cluster.
@@ -54,18 +56,25 @@ KEY_TTL_SECONDS = 3600
 SERVED_MEMORY_SECONDS = 600
 """How long the ring remembers when an account was last served (see _PUSH)."""
 
-# KEYS: ring, served, queue of the account. ARGV: account, item, ttl ms.
-# The item keeps its first score (ZADD NX): pushing it again keeps its place. An account
+# KEYS: ring, served, queue of the account, tags of the account. ARGV: account, item,
+# ttl ms, tag. The item keeps its first score (ZADD NX) and tag: pushing it again keeps its
+# place. An account
 # that joins the ring takes its place by when it was last served (an account back with a
 # new reply goes before those served since); one not served lately, at the back.
 _PUSH = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local stamp = now * 1000 + redis.call('INCR', KEYS[1] .. ':seq') % 1000
+redis.call('PEXPIRE', KEYS[1] .. ':seq', ARGV[3])
 local added = redis.call('ZADD', KEYS[3], 'NX', now, ARGV[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
+if added == 1 and ARGV[4] ~= '' then
+    redis.call('HSET', KEYS[4], ARGV[2], ARGV[4])
+end
+redis.call('PEXPIRE', KEYS[4], ARGV[3])
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
     local last = redis.call('ZSCORE', KEYS[2], ARGV[1])
-    redis.call('ZADD', KEYS[1], last or now, ARGV[1])
+    redis.call('ZADD', KEYS[1], last or stamp, ARGV[1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
@@ -77,12 +86,13 @@ return added
 # worker died before acknowledging it) gets the same item again, with a new lease.
 # Otherwise it visits the accounts of the ring once at most, the longest unserved first:
 # one without items leaves the ring; one at its limit is passed over; the first one with
-# room gives its oldest item, takes a lease and goes to the back (if it has more). Returns
-# {account, item, waited ms, passed over}; account '' when nothing could be taken (then a
-# token is owed if an account with work was passed over).
+# room gives its oldest item (and its tag), takes a lease and goes to the back (if it has
+# more). Returns {account, item, waited ms, passed over, tag}; account '' when nothing could
+# be taken (then a token is owed if an account with work was passed over).
 _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local stamp = now * 1000 + redis.call('INCR', KEYS[1] .. ':seq') % 1000
 local limit = tonumber(ARGV[2])
 local passed = 0
 local record = ARGV[1] .. 't:' .. ARGV[4]
@@ -93,9 +103,9 @@ if before then
     local leases = ARGV[1] .. 'l:' .. account
     redis.call('ZADD', leases, now + tonumber(ARGV[3]), ARGV[4])
     redis.call('PEXPIRE', leases, ARGV[3])
-    return {account, string.sub(before, cut + 1), 0, 0}
+    return {account, string.sub(before, cut + 1), 0, 0, ''}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', (now - tonumber(ARGV[6])) * 1000)
 for _, account in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local queue = ARGV[1] .. 'q:' .. account
     local leases = ARGV[1] .. 'l:' .. account
@@ -107,16 +117,19 @@ for _, account in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
             passed = passed + 1
         else
             local head = redis.call('ZPOPMIN', queue)
+            local tags = ARGV[1] .. 'r:' .. account
+            local tag = redis.call('HGET', tags, head[1]) or ''
+            redis.call('HDEL', tags, head[1])
             if redis.call('ZCARD', queue) > 0 then
-                redis.call('ZADD', KEYS[1], now, account)
+                redis.call('ZADD', KEYS[1], stamp, account)
             else
                 redis.call('ZREM', KEYS[1], account)
             end
-            redis.call('ZADD', KEYS[2], now, account)
+            redis.call('ZADD', KEYS[2], stamp, account)
             redis.call('ZADD', leases, now + tonumber(ARGV[3]), ARGV[4])
             redis.call('PEXPIRE', leases, ARGV[3])
             redis.call('SET', record, account .. '|' .. head[1], 'PX', ARGV[5])
-            return {account, head[1], now - tonumber(head[2]), passed}
+            return {account, head[1], now - tonumber(head[2]), passed, tag}
         end
     end
 end
@@ -124,7 +137,7 @@ if passed > 0 then
     redis.call('INCR', KEYS[3])
     redis.call('PEXPIRE', KEYS[3], ARGV[5])
 end
-return {'', '', 0, passed}
+return {'', '', 0, passed, ''}
 """
 
 # KEYS: leases of the account, ring, owed. ARGV: token id, pool prefix.
@@ -162,6 +175,8 @@ class Taken:
     waited: float
     """Seconds the item waited in its account's queue (first push to take)."""
     lease: str
+    tag: str = ""
+    """What the pusher attached to the item (the request id a bot reply's logs carry)."""
 
 
 @dataclass(frozen=True)
@@ -193,12 +208,14 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def push(pool: str, account: str, item: str) -> bool:
-    """Queue ``item`` for ``account`` in ``pool``; False if it was queued already (it keeps
-    its place). Raises redis' errors."""
+def push(pool: str, account: str, item: str, tag: str = "") -> bool:
+    """Queue ``item`` for ``account`` in ``pool``, with ``tag`` (given back with it); False
+    if it was queued already (it keeps its place and tag). Raises redis' errors."""
     ring, served, _owed = _keys(pool)
-    queue = _prefix(pool) + f"q:{account}"
-    added = _client().eval(_PUSH, 3, ring, served, queue, account, item, KEY_TTL_SECONDS * 1000)
+    queue, tags = _prefix(pool) + f"q:{account}", _prefix(pool) + f"r:{account}"
+    added = _client().eval(
+        _PUSH, 4, ring, served, queue, tags, account, item, KEY_TTL_SECONDS * 1000, tag
+    )
     return bool(added)
 
 
@@ -209,7 +226,7 @@ def take(pool: str, *, limit: int, lease_seconds: float, token: str | None = Non
     item again. Raises redis' errors."""
     ring, served, owed = _keys(pool)
     lease = token or uuid.uuid4().hex
-    account, item, waited_ms, passed = _client().eval(
+    account, item, waited_ms, passed, tag = _client().eval(
         _TAKE,
         3,
         ring,
@@ -225,7 +242,8 @@ def take(pool: str, *, limit: int, lease_seconds: float, token: str | None = Non
     account = _text(account)
     if not account:
         return Outcome(None, int(passed))
-    return Outcome(Taken(pool, account, _text(item), int(waited_ms) / 1000, lease), int(passed))
+    taken = Taken(pool, account, _text(item), int(waited_ms) / 1000, lease, _text(tag))
+    return Outcome(taken, int(passed))
 
 
 def release(taken: Taken) -> tuple[str, str] | None:

@@ -29,7 +29,7 @@ from accounts.models import User
 from accounts.selectors import user_by_name
 from accounts.services import bot_account_ensure
 from accounts.usernames import lookup_key
-from briscola_service import fair_queues, metrics, queueing
+from briscola_service import fair_queues, logs, metrics, queueing
 from games import live, rules
 from games.bots import choose_card
 from games.clocks import services as clocks
@@ -644,7 +644,7 @@ def _bot_reply_send(deal_id: int, ply: int, level: str, account: int | None) -> 
     fair = bot_fairness_on() and account is not None
     if fair:
         try:
-            fair_queues.push(name, str(account), f"{deal_id}:{ply}")
+            fair_queues.push(name, str(account), f"{deal_id}:{ply}", logs.REQUEST_ID.get())
         except (RedisError, fair_queues.FairQueuesUnavailableError):
             logger.warning("could not queue %s fairly; sent as it is", what, exc_info=True)
             fair = False
@@ -692,10 +692,14 @@ def bot_reply_run(
     metrics.BOT_FAIR.labels(pool, "taken").inc()
     metrics.BOT_FAIR_WAIT_SECONDS.labels(pool).observe(taken.waited)
     deal_text, _, ply_text = taken.item.partition(":")
+    # Logged under the request that queued this reply (not the one that sent this task).
+    request_id = logs.REQUEST_ID.set(taken.tag) if taken.tag else None
     try:
         return bot_move_play(deal_id=int(deal_text), ply=int(ply_text))
     finally:
         _bot_lease_release(taken)
+        if request_id is not None:
+            logs.REQUEST_ID.reset(request_id)
 
 
 def _bot_lease_release(taken: fair_queues.Taken) -> None:

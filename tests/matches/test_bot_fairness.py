@@ -8,6 +8,7 @@ a worker that died, by a take never released.
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.db.models import F
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from accounts.models import User
-from briscola_service import fair_queues, queueing
+from briscola_service import fair_queues, logs, queueing
 from games.clocks import services as clocks
 from games.matches import services
 from games.matches.selectors import deal_state
@@ -265,3 +266,34 @@ def test_a_task_delivered_again_after_its_worker_died_plays_the_reply_it_had_tak
     assert fair_queues.queued(POOL, str(other.pk)) == [
         f"{second.to_move_deal}:{second.to_move_ply}"
     ]
+
+
+def test_a_reply_is_logged_under_the_request_that_queued_it_whichever_task_plays_it(
+    user_factory: Any, tokens: list[Token], caplog: pytest.LogCaptureFixture
+) -> None:
+    flooder, victim = user_factory(), user_factory()
+    flood, mine = [bot_turn(flooder), bot_turn(flooder)], bot_turn(victim)
+    for match, request_id in ((flood[0], "req-flood-1"), (flood[1], "req-flood-2")):
+        token = logs.REQUEST_ID.set(request_id)
+        try:
+            enqueue(match)
+        finally:
+            logs.REQUEST_ID.reset(token)
+    token = logs.REQUEST_ID.set("req-victim")
+    try:
+        enqueue(mine)
+    finally:
+        logs.REQUEST_ID.reset(token)
+    caplog.handler.addFilter(logs.RequestIdFilter())
+    with caplog.at_level(logging.INFO, "games.matches.services"):
+        run(tokens[0])  # the flood's first reply
+        run(tokens[1])  # sent for the flood's second reply, it plays the victim's
+    played = {
+        r.getMessage().split(" deal ")[1].split(" ")[0]: r.request_id  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.getMessage().startswith("bot ") and " played deal " in r.getMessage()
+    }
+    assert played == {
+        str(flood[0].to_move_deal): "req-flood-1",
+        str(mine.to_move_deal): "req-victim",
+    }
