@@ -35,10 +35,10 @@ What a lost or duplicated task cannot break:
 
 The ring's order is a stamp: the server's time in milliseconds, times 1,000, plus a
 counter, so that two turns in one millisecond keep their order. Each pool (one per kind of
-task) has its own ring. The state is in the ``default`` cache's
-Redis (the broker's), changed only by the Lua scripts below, each atomic, so any number
-of workers share it. Keys are computed inside the scripts (``<prefix><pool>:q:<account>``):
-fine on one Redis server, not on a Redis Cluster.
+task) has its own ring. The state is in the ``default`` cache's Redis (the broker's),
+changed only by the Lua scripts below, each atomic, so any number of workers share it.
+Keys are computed inside the scripts (``<prefix>{<pool>}:q:<account>``): fine on one Redis
+server, not on a Redis Cluster.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ SERVED_MEMORY_SECONDS = 600
 
 # KEYS: ring, served, queue of the account, tags of the account. ARGV: account, item,
 # ttl ms, tag. The item keeps its first score (ZADD NX) and tag: pushing it again keeps its
-# place. An account
-# that joins the ring takes its place by when it was last served (an account back with a
-# new reply goes before those served since); one not served lately, at the back.
+# place. An account that joins the ring takes its place by when it was last served (an
+# account back with a new reply goes before those served since); one not served lately, at
+# the back.
 _PUSH = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -93,6 +93,7 @@ _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local stamp = now * 1000 + redis.call('INCR', KEYS[1] .. ':seq') % 1000
+redis.call('PEXPIRE', KEYS[1] .. ':seq', ARGV[5])
 local limit = tonumber(ARGV[2])
 local passed = 0
 local record = ARGV[1] .. 't:' .. ARGV[4]
