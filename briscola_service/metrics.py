@@ -62,6 +62,19 @@ BOT_THINK_SECONDS = Histogram(
     ["level"],
     buckets=_LATENCY_BUCKETS,
 )
+BOT_FAIR = Counter(
+    "briscola_bot_fair_total",
+    "Bot reply tasks sent fairly, by task and what each found in the fair queues: taken (a"
+    " reply in turn), deferred (every account with replies waiting was at its limit), idle"
+    " (nothing waiting), unreachable (Redis failed: the task's own reply was played).",
+    ["task", "outcome"],
+)
+BOT_FAIR_WAIT_SECONDS = Histogram(
+    "briscola_bot_fair_wait_seconds",
+    "Time a bot reply waited in its account's fair queue before a worker took it, by task.",
+    ["task"],
+    buckets=_LATENCY_BUCKETS,
+)
 TASKS = Counter(
     "briscola_tasks_total",
     "Celery tasks by name and what happened: queued, run, retried, failed.",

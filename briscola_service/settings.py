@@ -211,9 +211,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Expert bot replies (a search of BOT_THINK_MS each) have their own queue, so a flood of
-# them never delays the random and greedy replies or the sweeps. Both queues are declared,
-# so a worker started without -Q consumes both; docker-compose runs one worker per queue.
+# The replies of the slow bot levels (BOT_SLOW_LEVELS: a search of BOT_THINK_MS each) have
+# their own task and queue, so a flood of them never delays the other bots' replies or the
+# sweeps. Both queues are declared, so a worker started without -Q consumes both;
+# docker-compose runs one worker per queue.
 CELERY_TASK_QUEUES = [
     Queue(CELERY_TASK_DEFAULT_QUEUE),
     Queue(env.str("BOT_EXPERT_QUEUE", default="briscola_expert")),
@@ -273,6 +274,18 @@ BOT_THINK_MS_MAX = 2000  # a tenth of the task's soft time limit
 BOT_SWEEP_AFTER_SECONDS = env.float("BOT_SWEEP_AFTER_SECONDS", default=10.0)
 # The bot sweep queues at most this many replies per run, oldest first.
 BOT_SWEEP_LIMIT = env.int("BOT_SWEEP_LIMIT", default=500)
+# Bot levels whose replies go to the slow queue (BOT_EXPERT_QUEUE): the searching ones
+# (about BOT_THINK_MS a move; the others take well under a millisecond).
+BOT_SLOW_LEVELS = env.list("BOT_SLOW_LEVELS", default=["expert", "expert_v1"])
+# Fair bot work between accounts (briscola_service/fair_queues.py, issue 19.3): with a
+# broker, each bot reply waits in its account's queue in Redis (the account that opened the
+# match) and workers take them round-robin between accounts, at most BOT_FAIR_CONCURRENCY
+# at once per account; a lease whose task was lost expires after BOT_FAIR_LEASE_SECONDS.
+# Off: replies run in the order they were queued (first in, first out).
+BOT_FAIR_QUEUEING = env.bool("BOT_FAIR_QUEUEING", default=True)
+BOT_FAIR_CONCURRENCY = env.int("BOT_FAIR_CONCURRENCY", default=2)
+BOT_FAIR_LEASE_SECONDS = env.float("BOT_FAIR_LEASE_SECONDS", default=CELERY_TASK_TIME_LIMIT)
+BOT_FAIR_KEY_PREFIX = "briscola:fair:"
 
 # Time limits, invitations and abandoned matches (games.clocks).
 # Matches waiting or being played per account (people; 0: no cap). Over it: 429
@@ -292,6 +305,10 @@ CLOCK_IN_PROCESS_SWEEP_SECONDS = env.float("CLOCK_IN_PROCESS_SWEEP_SECONDS", def
 # Rated results between the same two people within this many hours count less, then not
 # at all (games.rated_games, "Repeated results").
 RATING_REPEAT_WINDOW_HOURS = env.float("RATING_REPEAT_WINDOW_HOURS", default=24.0)
+if BOT_FAIR_CONCURRENCY < 1 or BOT_FAIR_LEASE_SECONDS <= 0:
+    raise ImproperlyConfigured(
+        "BOT_FAIR_CONCURRENCY must be at least 1 and BOT_FAIR_LEASE_SECONDS above 0."
+    )
 if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
     raise ImproperlyConfigured(f"BOT_THINK_MS must be between 1 and {BOT_THINK_MS_MAX}.")
 

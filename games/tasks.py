@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from briscola_service import metrics, queueing
 from games import rated_games
@@ -10,22 +10,33 @@ from games.clocks import services as clocks
 from games.matches import services
 
 
-@shared_task(name="games.tasks.bot_play", acks_late=True, ignore_result=True)
-def bot_play(deal_id: int, ply: int) -> bool:
-    """Play a bot's card if the deal still waits for it at ``ply`` (else do nothing).
+@shared_task(name="games.tasks.bot_play", bind=True, acks_late=True, ignore_result=True)
+def bot_play(
+    self: Task, deal_id: int, ply: int, account: int | None = None, fair: bool = False
+) -> bool:
+    """Play a bot's card if the deal still waits for it at ``ply`` (else do nothing); or,
+    sent ``fair``, the bot reply next in turn between accounts (services.bot_reply_run).
+    ``account`` is the account the reply is charged to (for the logs; the fair queue has it).
 
     The bot thinks for at most ``settings.BOT_THINK_MS`` (see services.bot_move_play);
     the task's time limits (CELERY_TASK_SOFT_TIME_LIMIT, CELERY_TASK_TIME_LIMIT) are
     seconds, far above that budget.
     """
-    return services.bot_move_play(deal_id=deal_id, ply=ply)
+    return services.bot_reply_run(
+        pool=services.BOT_TASK, deal_id=deal_id, ply=ply, fair=fair, token=self.request.id
+    )
 
 
-@shared_task(name="games.tasks.bot_play_expert", acks_late=True, ignore_result=True)
-def bot_play_expert(deal_id: int, ply: int) -> bool:
-    """The expert's reply: the same as ``bot_play``, routed to the expert queue
-    (``CELERY_TASK_ROUTES``), so its searches never delay the other bots' replies."""
-    return services.bot_move_play(deal_id=deal_id, ply=ply)
+@shared_task(name="games.tasks.bot_play_expert", bind=True, acks_late=True, ignore_result=True)
+def bot_play_expert(
+    self: Task, deal_id: int, ply: int, account: int | None = None, fair: bool = False
+) -> bool:
+    """The slow levels' replies (``BOT_SLOW_LEVELS``): the same as ``bot_play``, routed to
+    the expert queue (``CELERY_TASK_ROUTES``), so their searches never delay the other bots'
+    replies, with a fair queue of their own."""
+    return services.bot_reply_run(
+        pool=services.BOT_TASK_SLOW, deal_id=deal_id, ply=ply, fair=fair, token=self.request.id
+    )
 
 
 @shared_task(name="games.tasks.clock_timeout", acks_late=True, ignore_result=True)

@@ -485,3 +485,10 @@ def _fresh_throttle_history(settings: Any) -> None:
     """
     prefixed = {**settings.CACHES["throttle"], "KEY_PREFIX": f"throttle-{uuid.uuid4().hex}"}
     settings.CACHES = {**settings.CACHES, "throttle": prefixed}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fair_queues(settings: Any) -> None:
+    """Each test's bot replies wait in fair queues of their own (briscola_service.fair_queues):
+    the Redis keys of a test that stopped half-way are never taken by the next one."""
+    settings.BOT_FAIR_KEY_PREFIX = f"test-fair-{uuid.uuid4().hex}:"

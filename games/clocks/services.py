@@ -422,8 +422,11 @@ def _timeout_apply(match: Match) -> str:
             event_add(match, "seat_taken_by_bot", seat=number, bot=match.timeout_bot_level)
         Match.objects.filter(pk=match.pk).update(deadline=None, bot_to_move_since=Now())
         deal_id, ply, level = match.to_move_deal, match.to_move_ply, match.timeout_bot_level
+        account = match.created_by_id
         transaction.on_commit(
-            lambda: match_services.bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level)
+            lambda: match_services.bot_reply_enqueue(
+                deal_id=deal_id, ply=ply, level=level, account=account
+            )
         )
     return action
 
@@ -676,25 +679,30 @@ def bot_turns_sweep(*, older_than: float | None = None, limit: int | None = None
             rows = list(
                 clock_selectors.bot_turns_waiting(older_than_seconds=older_than)
                 .select_for_update(skip_locked=True, of=("self",))
-                .values_list("pk", "to_move_deal", "to_move_ply", "to_move_seat")[:limit]
+                .values_list("pk", "to_move_deal", "to_move_ply", "to_move_seat", "created_by_id")[
+                    :limit
+                ]
             )
             if not rows:
                 return 0
             Match.objects.filter(pk__in=[r[0] for r in rows]).update(bot_to_move_since=Now())
             levels = _bot_levels(rows)
         queued = 0
-        for pk, deal_id, ply, _seat in rows:
+        for pk, deal_id, ply, _seat, account in rows:
             if deal_id is None or ply is None:
                 continue
+            # Pushed again to its account's fair queue (where a reply still waiting keeps
+            # its place), with a task of its own: a reply deferred or taken by a task that
+            # died is run again.
             queued += match_services.bot_reply_enqueue(
-                deal_id=deal_id, ply=ply, level=levels.get(pk, "greedy")
+                deal_id=deal_id, ply=ply, level=levels.get(pk, "greedy"), account=account
             )
     return queued
 
 
 def _bot_levels(rows: list[tuple[Any, ...]]) -> dict[Any, str]:
     """The level of the bot to play in each swept match (one query)."""
-    wanted = {(pk, seat) for pk, _d, _p, seat in rows}
+    wanted = {(pk, seat) for pk, _d, _p, seat, *_ in rows}
     seats = Seat.objects.filter(match_id__in=[r[0] for r in rows]).select_related("user", "match")
     levels: dict[Any, str] = {}
     for s in seats:

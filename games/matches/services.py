@@ -23,12 +23,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from redis.exceptions import RedisError
 
 from accounts.models import User
 from accounts.selectors import user_by_name
 from accounts.services import bot_account_ensure
 from accounts.usernames import lookup_key
-from briscola_service import metrics, queueing
+from briscola_service import fair_queues, logs, metrics, queueing
 from games import live, rules
 from games.bots import choose_card
 from games.clocks import services as clocks
@@ -265,7 +266,7 @@ def _deal_start(match: Match, rules_match: rules.Match | None) -> tuple[Deal, ru
     state = deal_state(deal, moves=[])
     seats = [selectors.seat_json(s) for s in selectors.match_seats(match)]
     bot = clocks.clock_set(match, deal_id=deal.pk, deal_number=number, state=state, seats=seats)
-    return deal, state, _queue_bot_reply_if(bot, deal.pk, state)
+    return deal, state, _queue_bot_reply_if(bot, deal.pk, state, match.created_by_id)
 
 
 def _rules_match(match: Match, deals: list[Deal]) -> rules.Match:
@@ -418,7 +419,7 @@ def _move_append(
     bot = clocks.clock_set(
         match, deal_id=deal_id, deal_number=number, state=state, seats=seats_json
     )
-    queued = _queue_bot_reply_if(bot, deal_id, state)
+    queued = _queue_bot_reply_if(bot, deal_id, state, match.created_by_id)
     if returned:
         snapshot = selectors.match_snapshot(match=match)
     else:
@@ -568,13 +569,17 @@ def match_end_early(
 # -- bots -------------------------------------------------------------------------------
 
 
-def _queue_bot_reply_if(bot: clocks.BotTurn | None, deal_id: int, state: rules.Deal) -> bool:
+def _queue_bot_reply_if(
+    bot: clocks.BotTurn | None, deal_id: int, state: rules.Deal, account: int
+) -> bool:
     """If a bot is to play next (``bot``, from clocks.clock_set), queue its reply once
-    this transaction commits (True)."""
+    this transaction commits (True), on the account of the match's creator (``account``)."""
     if bot is None or state.turn is None:
         return False
     ply, level = state.ply, bot.level
-    transaction.on_commit(lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level))
+    transaction.on_commit(
+        lambda: bot_reply_enqueue(deal_id=deal_id, ply=ply, level=level, account=account)
+    )
     return True
 
 
@@ -582,8 +587,14 @@ def _queue_bot_reply_if(bot: clocks.BotTurn | None, deal_id: int, state: rules.D
 _in_process = threading.local()
 
 
-def bot_reply_enqueue(*, deal_id: int, ply: int, level: str = "greedy") -> bool:
+def bot_reply_enqueue(
+    *, deal_id: int, ply: int, level: str = "greedy", account: int | None = None
+) -> bool:
     """Send the bot task; a broker failure is logged, not raised (the sweep retries).
+
+    ``account`` is the account the reply is charged to, for fairness between accounts
+    (the creator of the match: the one whose cap, ``MATCH_ACTIVE_LIMIT``, counts it); see
+    :func:`bot_reply_run`.
 
     Without a broker (``task_always_eager``) the task runs here, in-process. Each bot
     move queues the next reply when it commits, so a table of bots would nest one reply
@@ -592,12 +603,12 @@ def bot_reply_enqueue(*, deal_id: int, ply: int, level: str = "greedy") -> bool:
     only hand theirs to it.
     """
     if not queueing.tasks_run_in_process():
-        return _bot_reply_send(deal_id, ply, level)
-    pending: deque[tuple[int, int, str]] | None = getattr(_in_process, "pending", None)
+        return _bot_reply_send(deal_id, ply, level, account)
+    pending: deque[tuple[int, int, str, int | None]] | None = getattr(_in_process, "pending", None)
     if pending is not None:  # a reply is running further up this thread's stack
-        pending.append((deal_id, ply, level))
+        pending.append((deal_id, ply, level, account))
         return True
-    _in_process.pending = pending = deque([(deal_id, ply, level)])
+    _in_process.pending = pending = deque([(deal_id, ply, level, account)])
     sent = True
     try:
         while pending:
@@ -607,11 +618,108 @@ def bot_reply_enqueue(*, deal_id: int, ply: int, level: str = "greedy") -> bool:
     return sent
 
 
-def _bot_reply_send(deal_id: int, ply: int, level: str) -> bool:
-    """Expert replies (a search of ``BOT_THINK_MS``) go to their own task, routed to their
-    own queue (``CELERY_TASK_ROUTES``), so a flood of them never delays the others."""
-    name = "games.tasks.bot_play_expert" if level == "expert" else "games.tasks.bot_play"
-    return queueing.task_send(name, deal_id, ply, what=f"bot reply for deal {deal_id} ply {ply}")
+BOT_TASK = "games.tasks.bot_play"
+BOT_TASK_SLOW = "games.tasks.bot_play_expert"
+
+
+def bot_task_of(level: str) -> str:
+    """The task of a level's replies: the slow levels (``BOT_SLOW_LEVELS``, the searching
+    ones) have their own, routed to their own queue (``CELERY_TASK_ROUTES``), so a flood of
+    them never delays the others."""
+    return BOT_TASK_SLOW if level in settings.BOT_SLOW_LEVELS else BOT_TASK
+
+
+def bot_fairness_on() -> bool:
+    """Whether bot replies go through the fair queues: ``BOT_FAIR_QUEUEING`` and a broker
+    (in-process, each reply runs at once as it is sent: there is nothing to reorder)."""
+    return bool(settings.BOT_FAIR_QUEUEING) and not queueing.tasks_run_in_process()
+
+
+def _bot_reply_send(deal_id: int, ply: int, level: str, account: int | None) -> bool:
+    """Send the reply's task. With fairness on, the reply itself waits in its account's
+    fair queue first, and the task is a token that runs whichever reply is next in turn
+    (:func:`bot_reply_run`); it carries its own reply too, to run if Redis fails it."""
+    name = bot_task_of(level)
+    what = f"bot reply for deal {deal_id} ply {ply}"
+    fair = bot_fairness_on() and account is not None
+    if fair:
+        try:
+            fair_queues.push(name, str(account), f"{deal_id}:{ply}", logs.REQUEST_ID.get())
+        except (RedisError, fair_queues.FairQueuesUnavailableError):
+            logger.warning("could not queue %s fairly; sent as it is", what, exc_info=True)
+            fair = False
+    return queueing.task_send(name, deal_id, ply, account, fair, what=what)
+
+
+def bot_reply_run(
+    *, pool: str, deal_id: int, ply: int, fair: bool = False, token: str | None = None
+) -> bool:
+    """Run a bot reply task (``pool``: its task's name) and return whether a card was played.
+
+    Sent fairly (``fair``: its reply was pushed to its account's fair queue), the task
+    plays the reply next in turn between the accounts with replies waiting, not
+    necessarily its own (briscola_service/fair_queues.py): an account's reply waits behind
+    at most one reply of each other account, and an account has at most
+    ``BOT_FAIR_CONCURRENCY`` replies being thought at once (a lease each, which a task
+    that died gives back after ``BOT_FAIR_LEASE_SECONDS``). When every account with
+    replies waiting is at that limit, the task ends without playing: the next lease given
+    back sends a task in its place. A task delivered again after its worker died
+    (``token``, the task's id, is the same) plays the reply it had taken; a reply whose
+    task is lost for good is found by the bot sweep (:func:`bot_moves_sweep`), which
+    pushes it again.
+    Otherwise (fairness off, or Redis unreachable) it plays its own reply, ``deal_id`` at
+    ``ply``.
+    """
+    if not (fair and bot_fairness_on()):
+        return bot_move_play(deal_id=deal_id, ply=ply)
+    try:
+        outcome = fair_queues.take(
+            pool,
+            limit=settings.BOT_FAIR_CONCURRENCY,
+            lease_seconds=settings.BOT_FAIR_LEASE_SECONDS,
+            token=token,
+        )
+    except (RedisError, fair_queues.FairQueuesUnavailableError):
+        logger.warning("fair queue %s unreachable: playing this task's own reply", pool)
+        metrics.BOT_FAIR.labels(pool, "unreachable").inc()
+        return bot_move_play(deal_id=deal_id, ply=ply)
+    taken = outcome.taken
+    if taken is None:
+        # Nothing queued (another task took this one's reply), or every account with
+        # replies waiting is at its limit (deferred: a lease given back pays this task back).
+        metrics.BOT_FAIR.labels(pool, "deferred" if outcome.passed else "idle").inc()
+        return False
+    metrics.BOT_FAIR.labels(pool, "taken").inc()
+    metrics.BOT_FAIR_WAIT_SECONDS.labels(pool).observe(taken.waited)
+    deal_text, _, ply_text = taken.item.partition(":")
+    # Logged under the request that queued this reply (not the one that sent this task).
+    request_id = logs.REQUEST_ID.set(taken.tag) if taken.tag else None
+    try:
+        return bot_move_play(deal_id=int(deal_text), ply=int(ply_text))
+    finally:
+        _bot_lease_release(taken)
+        if request_id is not None:
+            logs.REQUEST_ID.reset(request_id)
+
+
+def _bot_lease_release(taken: fair_queues.Taken) -> None:
+    """Give the account's lease back; send the token owed to a deferred reply, if any."""
+    try:
+        owed = fair_queues.release(taken)
+    except (RedisError, fair_queues.FairQueuesUnavailableError):
+        logger.warning("could not give back a fair-queue lease (it expires by itself)")
+        return
+    if owed is not None:
+        account, item = owed
+        deal_text, _, ply_text = item.partition(":")
+        queueing.task_send(
+            taken.pool,
+            int(deal_text),
+            int(ply_text),
+            int(account),
+            True,
+            what=f"bot reply (next in turn) for deal {deal_text} ply {ply_text}",
+        )
 
 
 def bot_decision_seed(*, deal: Deal, ply: int) -> str:

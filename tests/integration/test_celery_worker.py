@@ -121,8 +121,10 @@ def test_bot_reply_is_played_by_a_real_worker(
     assert client.get(url).json()["current_deal"]["ply"] >= bot_reply_ply + 1
 
     # It was the worker that played it, in its own thread, through the bot task.
-    wait_until(lambda: any(r["args"] == [deal.pk, bot_reply_ply] for r in tasks_run), timeout=5.0)
-    (run,) = [r for r in tasks_run if r["args"] == [deal.pk, bot_reply_ply]]
+    # Its args: deal, ply, the account charged (the match's creator), sent fairly.
+    reply_args = [deal.pk, bot_reply_ply, person.pk, True]
+    wait_until(lambda: any(r["args"] == reply_args for r in tasks_run), timeout=5.0)
+    (run,) = [r for r in tasks_run if r["args"] == reply_args]
     assert run["task"] == "games.tasks.bot_play"
     assert run["retval"] is True
     assert run["thread"] != threading.get_ident()
