@@ -113,11 +113,13 @@ class Stream:
         return events
 
     async def close(self) -> None:
-        """Hang up: the test client's wrapper of the body is closed, which closes the
-        response (as an ASGI server does when the client goes away)."""
+        """Hang up as Django's ASGI handler does when the client goes away: the body's
+        iterator is closed, then the response (its closers: a stream never read still
+        gives its slot back)."""
         if self.response.streaming:
             await self._chunks.aclose()  # type: ignore[attr-defined]
             await self.response._iterator.aclose()
+        await sync_to_async(self.response.close)()
 
 
 async def _nothing() -> AsyncIterator[bytes]:
