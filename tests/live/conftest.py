@@ -43,4 +43,3 @@ def api_for() -> Callable[[User | None], APIClient]:
         return client
 
     return make
-
