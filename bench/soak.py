@@ -78,18 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     database_url = f"postgres://postgres@127.0.0.1:5432/{db}"
     port = load.free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": "redis://127.0.0.1:6379/13",
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "THROTTLE_USER_RATE": "none",
-        "THROTTLE_ANON_RATE": "none",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = load.service_env(database_url, "redis://127.0.0.1:6379/13")
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-soak-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     procs = load.Procs(logdir)

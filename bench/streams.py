@@ -50,7 +50,6 @@ import contextlib
 import json
 import os
 import resource
-import secrets
 import shutil
 import signal
 import socket
@@ -62,32 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def venv_bin(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    if path.exists():
-        return str(path)
-    found = shutil.which(name)
-    if not found:
-        raise SystemExit(f"streams: {name} not found")
-    return found
-
+from _common import ROOT, celery_worker_cmd, free_port, ms, percentile, service_env
 
 # --- processes ------------------------------------------------------------------------------
 
@@ -98,21 +72,12 @@ class Server:
         self.base = ("127.0.0.1", self.port)
         self.logdir = logdir
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "briscola_service.settings",
-            "DATABASE_URL": "",  # set in start(): a private PostgreSQL
-            "DATABASE_CONN_MAX_AGE": "0",
-            "REDIS_URL": args.redis,
-            "DEBUG": "false",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "SECURE_SSL_REDIRECT": "false",
-            "THROTTLE_USER_RATE": "none",
-            "THROTTLE_ANON_RATE": "none",
-            "LOG_LEVEL": "WARNING",
-            "LIVE_MAX_STREAMS_PER_ACCOUNT": "16",
-        }
+        self.env = service_env(
+            "",  # set in start(): a private PostgreSQL
+            args.redis,
+            DATABASE_CONN_MAX_AGE="0",
+            LIVE_MAX_STREAMS_PER_ACCOUNT="16",
+        )
         self.args = args
         self.web: subprocess.Popen[bytes] | None = None
 
@@ -177,19 +142,7 @@ class Server:
                 "--no-access-log",
             ],
         )
-        self._start(
-            "celery",
-            [
-                venv_bin("celery"),
-                "-A",
-                "briscola_service",
-                "worker",
-                "-l",
-                "warning",
-                "--concurrency",
-                "1",
-            ],
-        )
+        self._start("celery", celery_worker_cmd(1))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError), socket.create_connection(self.base, timeout=1):
@@ -603,12 +556,12 @@ async def push_latency(
         "events": events,
         "seconds": round(elapsed, 1),
         "moves_per_s": round(sum(len(v) for v in log.values()) / elapsed, 1),
-        "event_p50_ms": _ms(percentile(delays, 50)),
-        "event_p99_ms": _ms(percentile(delays, 99)),
-        "event_max_ms": _ms(max(delays) if delays else None),
+        "event_p50_ms": ms(percentile(delays, 50)),
+        "event_p99_ms": ms(percentile(delays, 99)),
+        "event_max_ms": ms(max(delays) if delays else None),
         "timed_events": len(delays),
-        "move_post_p50_ms": _ms(percentile(posts, 50)),
-        "move_post_p99_ms": _ms(percentile(posts, 99)),
+        "move_post_p50_ms": ms(percentile(posts, 50)),
+        "move_post_p99_ms": ms(percentile(posts, 99)),
         "move_errors": errors,
         "move_error_statuses": error_statuses,
         "lost": lost,
@@ -619,10 +572,6 @@ async def push_latency(
 
 def _say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
-
-
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value * 1000, 2)
 
 
 async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]:
@@ -650,15 +599,15 @@ async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]
     result["get"] = {
         "clients": subs,
         "requests": len(gets),
-        "p50_ms": _ms(percentile(gets, 50)),
-        "p99_ms": _ms(percentile(gets, 99)),
+        "p50_ms": ms(percentile(gets, 50)),
+        "p99_ms": ms(percentile(gets, 99)),
         "req_per_s": round(len(gets) / args.get_seconds, 1),
     }
     result["get_few"] = {
         "clients": args.matches,
         "requests": len(few),
-        "p50_ms": _ms(percentile(few, 50)),
-        "p99_ms": _ms(percentile(few, 99)),
+        "p50_ms": ms(percentile(few, 50)),
+        "p99_ms": ms(percentile(few, 99)),
         "req_per_s": round(len(few) / args.get_seconds, 1),
     }
     return result
