@@ -69,8 +69,10 @@ class Stream:
         self.raw: list[str] = []  # every block or line as received
 
     async def next(self, timeout: float = 20.0) -> dict[str, Any] | None:
-        """The next event; None once the server ended the stream."""
+        """The next event; None once the server ended the stream. TimeoutError when none
+        came within ``timeout`` seconds (heartbeats do not count)."""
         separator = "\n\n" if self.wire == SSE else "\n"
+        deadline = asyncio.get_running_loop().time() + timeout
         while True:
             while separator in self._buffer:
                 block, self._buffer = self._buffer.split(separator, 1)
@@ -88,7 +90,8 @@ class Stream:
             if self.ended:
                 return None
             try:
-                chunk = await asyncio.wait_for(self._chunks.__anext__(), timeout)
+                left = deadline - asyncio.get_running_loop().time()
+                chunk = await asyncio.wait_for(self._chunks.__anext__(), max(left, 0.001))
             except StopAsyncIteration:
                 self.ended = True
                 continue
