@@ -181,7 +181,9 @@ LIVE_MAX_STREAMS = env.int("LIVE_MAX_STREAMS", default=4000)
 LIVE_STREAMS_RETRY_AFTER = env.int("LIVE_STREAMS_RETRY_AFTER", default=5)
 # Threads (each with its database connection) that read matches for all streams of a process.
 LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
-LIVE_DB_KEEP_CONNECTIONS = True
+# Those threads keep their connections (whatever DATABASE_CONN_MAX_AGE says), closing one
+# only when an error left it unusable; false: a new connection for every read.
+LIVE_DB_KEEP_CONNECTIONS = env.bool("LIVE_DB_KEEP_CONNECTIONS", default=True)
 # What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
 LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
 

@@ -221,7 +221,7 @@ def account_item(snapshot: MatchSnapshot, user: User) -> JSON:
     current = snapshot.current
     turn = None
     if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
-        turn = current.state().turn
+        turn = current.replayed().turn
     return {
         "match": snapshot.match_id,
         "status": snapshot.status,
