@@ -3,6 +3,7 @@ move reaches 500 subscribers compared with answering a trivial GET.
 
     .venv/bin/python bench/streams.py [--streams-per-account 16] [--idle-accounts 130]
         [--matches 50] [--spectators 40] [--think-ms 500] [--workers 1] [--json]
+        [--compare NAME=VALUE --rounds 4]
 
 Starts the service as in production on this machine, on 127.0.0.1 only: a PostgreSQL
 cluster of its own (initdb in a temporary directory, ``max_connections=1000``, removed at
@@ -35,6 +36,14 @@ hashing.
    after step 2 (pooled): p50 and p99; and the same with as many connections as there
    are matches (50), for comparison. The target: the event's p99 no higher than the GET's
    p99 at the subscribers' concurrency.
+
+``--compare NAME=VALUE [--rounds 4]`` runs steps 2 and 3 in rounds, restarting the ASGI
+server between them: with ``NAME=VALUE`` in its environment for the odd rounds (the first),
+as configured for the even ones; each round's event p99 is compared with its own GETs'
+(e.g. ``--compare LIVE_DB_KEEP_CONNECTIONS=false``: the stream threads' connections as
+they were before they were kept). ``--compare tree=DIR`` serves the odd rounds from
+another checkout instead (``git archive <commit> | tar -x -C DIR``: the code before a
+change, on the same database, migrations permitting), to compare two versions in one run.
 
 All clients are asyncio connections in this one process (HTTP/1.1 written by hand: a
 library's own CPU would be measured instead of the server's). The clients and the server
@@ -81,12 +90,18 @@ class Server:
         self.args = args
         self.web: subprocess.Popen[bytes] | None = None
 
-    def _start(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+    def _start(
+        self,
+        name: str,
+        cmd: list[str],
+        extra: dict[str, str] | None = None,
+        cwd: Path = ROOT,
+    ) -> subprocess.Popen[bytes]:
         log = open(self.logdir / f"{name}.log", "ab")  # noqa: SIM115 - kept open by the child
         proc = subprocess.Popen(
             cmd,
-            cwd=ROOT,
-            env=self.env,
+            cwd=cwd,
+            env={**self.env, **(extra or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -122,6 +137,13 @@ class Server:
             )
         if shutil.which("redis-cli"):  # the bench's own Redis database starts empty
             subprocess.run(["redis-cli", "-u", self.args.redis, "flushdb"], capture_output=True)
+        self.start_web()
+        self._start("celery", celery_worker_cmd(1))
+
+    def start_web(self, tree: Path = ROOT, **extra: str) -> None:
+        """Start the ASGI server from ``tree`` (another checkout: another version of the
+        code, on the same database), ``extra`` on top of the bench's environment, and wait
+        until it answers."""
         self.web = self._start(
             "web",
             [
@@ -141,14 +163,29 @@ class Server:
                 "4096",
                 "--no-access-log",
             ],
+            extra,
+            tree,
         )
-        self._start("celery", celery_worker_cmd(1))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError), socket.create_connection(self.base, timeout=1):
                 return
             time.sleep(0.2)
         raise SystemExit("streams: the server did not start")
+
+    def restart_web(self, tree: Path = ROOT, **extra: str) -> None:
+        """Stop the ASGI server and start it again (from ``tree``, with ``extra``)."""
+        assert self.web is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.web.pid, signal.SIGTERM)
+        try:
+            self.web.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.web.pid, signal.SIGKILL)
+            self.web.wait(timeout=5)
+        self.procs.remove(self.web)
+        self.start_web(tree, **extra)
 
     def rss_kib(self) -> int:
         """VmRSS of the server process and all its descendants."""
@@ -584,8 +621,42 @@ async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]
         result["idle"] = await idle_streams(server, idle, args.streams_per_account)
         print("idle streams:", json.dumps(result["idle"]), flush=True)
         await asyncio.sleep(3.0)
-    _say("trivial GETs")
     token = players[0][1]
+    if not args.compare:
+        result.update(await push_round(server, players, spectators, token, args))
+        return result
+    # Rounds, the variant first: the server restarted with the variant's environment, then
+    # without it, and so on; each round's event p99 judged against its own GETs.
+    name, _, value = args.compare.partition("=")
+    rounds = []
+    for k in range(args.rounds):
+        variant = k % 2 == 0
+        if name == "tree":  # the server of another checkout
+            server.restart_web(Path(value) if variant else ROOT)
+        else:
+            server.restart_web(**({name: value} if variant else {}))
+        label = args.compare if variant else "as configured"
+        _say(f"round {k + 1}: {label}")
+        found = await push_round(server, players, spectators, token, args)
+        found["label"] = label
+        rounds.append(found)
+        print(f"round {k + 1} ({found['label']}):", json.dumps(found), flush=True)
+    result["rounds"] = rounds
+    result.update({k: v for k, v in rounds[-1].items() if k != "label"})
+    return result
+
+
+async def push_round(
+    server: Server,
+    players: list[tuple[str, str]],
+    spectators: list[tuple[str, str]],
+    token: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """The trivial GETs (at the subscribers' concurrency and at the matches'), the push
+    phase, the GETs again; the GET windows pooled."""
+    result: dict[str, Any] = {}
+    _say("trivial GETs")
     subs = 10 * args.matches
     gets_before = await trivial_gets(server.base, token, subs, args.get_seconds / 2)
     gets_few_before = await trivial_gets(server.base, token, args.matches, args.get_seconds / 2)
@@ -610,7 +681,14 @@ async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]
         "p99_ms": ms(percentile(few, 99)),
         "req_per_s": round(len(few) / args.get_seconds, 1),
     }
+    p99 = result["push"]["event_p99_ms"]
+    result["event_p99_over_get_p99"] = _ratio(p99, result["get"]["p99_ms"])
+    result["event_p99_over_get_few_p99"] = _ratio(p99, result["get_few"]["p99_ms"])
     return result
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 3)
 
 
 def main() -> int:
@@ -624,6 +702,14 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/12")
+    parser.add_argument(
+        "--compare",
+        metavar="NAME=VALUE",
+        help="run the push phase in rounds, the server restarted with this environment "
+        "variable (or tree=DIR: from that checkout) for every other round (the first), "
+        "as configured for the others",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --compare")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -640,8 +726,11 @@ def main() -> int:
         "p99 event <= p99 trivial GET (same concurrency)": (
             push["event_p99_ms"] is not None and push["event_p99_ms"] <= get["p99_ms"]
         ),
-        "0 lost, 0 out of order, 0 duplicates": (
-            push["lost"] == 0 and push["out_of_order"] == 0 and push["duplicates"] == 0
+        "0 lost, 0 out of order, 0 duplicates": all(
+            r["push"]["lost"] == 0
+            and r["push"]["out_of_order"] == 0
+            and r["push"]["duplicates"] == 0
+            for r in result.get("rounds", [result])
         ),
     }
     if "idle" in result:
