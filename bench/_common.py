@@ -66,6 +66,7 @@ def service_env(database_url: str, redis_url: str, **extra: str) -> dict[str, st
         "THROTTLE_ANON_RATE": "none",
         "THROTTLE_LOGIN_IP_RATE": "none",
         "THROTTLE_LOGIN_USER_RATE": "none",
+        "THROTTLE_AUTH_FAILURE_RATE": "none",
         "LOG_LEVEL": "WARNING",
         **extra,
     }

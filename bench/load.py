@@ -619,6 +619,22 @@ def pvp_phase(
     return stats, elapsed
 
 
+def create_bot_match(client: Client, stats: Stats) -> dict | None:
+    """A new match against the greedy bot: its detail (None: an error, counted)."""
+    try:
+        r = client.post(
+            "/api/v1/matches", {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]}
+        )
+    except TRANSPORT_ERRORS as exc:
+        stats.error(f"bot create: {type(exc).__name__}")
+        return None
+    if r.status_code != 201:
+        stats.error(f"bot create: {r.status_code} {r.text[:200]}")
+        time.sleep(0.1)
+        return None
+    return r.json()
+
+
 def bot_phase(
     base: str,
     users: list[tuple[str, str]],
@@ -636,34 +652,14 @@ def bot_phase(
         name, token = users[i]
         client = Client(base, token, name)
         while not stop.is_set() and i < streaming_clients:
-            try:
-                r = client.post(
-                    "/api/v1/matches",
-                    {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]},
-                )
-            except TRANSPORT_ERRORS as exc:
-                stats.error(f"bot create: {type(exc).__name__}")
-                continue
-            if r.status_code != 201:
-                stats.error(f"bot create: {r.status_code} {r.text[:200]}")
-                time.sleep(0.1)
-                continue
-            stream_bot_match(client, r.json()["id"], stats, stop)
+            created = create_bot_match(client, stats)
+            if created is not None:
+                stream_bot_match(client, created["id"], stats, stop)
         while not stop.is_set() and i >= streaming_clients:
-            try:
-                r = client.post(
-                    "/api/v1/matches",
-                    {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]},
-                )
-            except TRANSPORT_ERRORS as exc:
-                stats.error(f"bot create: {type(exc).__name__}")
+            view: dict | None = create_bot_match(client, stats)
+            if view is None:
                 continue
-            if r.status_code != 201:
-                stats.error(f"bot create: {r.status_code} {r.text[:200]}")
-                time.sleep(0.1)
-                continue
-            match_id = r.json()["id"]
-            view: dict | None = r.json()
+            match_id = view["id"]
             while not stop.is_set():
                 if view is None:
                     view = read_match(client, match_id, stats)

@@ -91,6 +91,19 @@ def caught(audit: Audit, viewer: Viewer, response: Any, allow: frozenset[str]) -
     return None
 
 
+def assert_each_caught(cases: dict[str, tuple[Callable[[], str | None], str]]) -> None:
+    """Each case's check complains (not None), for the reason planted."""
+    missed, wrong_reason = [], []
+    for name, (check, reason) in cases.items():
+        complaint = check()
+        if complaint is None:
+            missed.append(name)
+        elif reason not in complaint:
+            wrong_reason.append((name, reason, complaint[:300]))
+    assert not missed, missed
+    assert not wrong_reason, wrong_reason
+
+
 @dataclass
 class Scene:
     audit: Audit
@@ -318,15 +331,12 @@ def test_a_planted_leak_of_every_kind_is_caught(scene: Scene) -> None:
         )
         if not isinstance(data, HttpResponse):  # and the same in the browsable API
             cases[f"finished deal, {name} (html)"] = (browsable(data), reason)
-    missed, wrong_reason = [], []
-    for name, (response, reason) in cases.items():
-        complaint = caught(s.audit, s.alice, response, frozenset())
-        if complaint is None:
-            missed.append(name)
-        elif reason not in complaint:
-            wrong_reason.append((name, reason, complaint[:300]))
-    assert not missed, missed
-    assert not wrong_reason, wrong_reason
+    assert_each_caught(
+        {
+            name: (lambda r=response: caught(s.audit, s.alice, r, frozenset()), reason)
+            for name, (response, reason) in cases.items()
+        }
+    )
     assert len(cases) >= 90
     # A viewer with no seat may know no hand: neither seat's.
     assert s.truth.active is not None
@@ -538,15 +548,12 @@ def test_a_planted_leak_in_a_stream_block_is_caught(scene: Scene) -> None:
     plant("an event placed at another id", {**at3, "id": start + 4}, "not the match at its id")
     planted["a comment"] = (SSE, f": keep-alive {bobs}", f"card {bobs}")
     planted["a heartbeat line"] = (NDJSON, f" {bobs} ", f"card {bobs}")
-    missed, wrong_reason = [], []
-    for name, (wire, block, reason) in planted.items():
-        complaint = caught_stream(s, wire, block)
-        if complaint is None:
-            missed.append(name)
-        elif reason not in complaint:
-            wrong_reason.append((name, reason, complaint[:300]))
-    assert not missed, missed
-    assert not wrong_reason, wrong_reason
+    assert_each_caught(
+        {
+            name: (lambda w=wire, b=block: caught_stream(s, w, b), reason)
+            for name, (wire, block, reason) in planted.items()
+        }
+    )
     # The account stream: no card at all (even the seat's own), no seed (even one open).
     own = state.hands[0][0].code
     finished_seed = truth.deals[s.first].seed
