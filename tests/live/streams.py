@@ -149,6 +149,20 @@ def match_position(match_id: Any) -> int:
     return position(found[1])
 
 
+def timeless_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    """A match detail without ``seconds_left``, which counts down between two builds of
+    one version (the ``deadline`` it counts to is compared)."""
+    return {k: v for k, v in detail.items() if k != "seconds_left"}
+
+
+def timeless(event: dict[str, Any]) -> dict[str, Any]:
+    """An event whose detail is without ``seconds_left`` (:func:`timeless_detail`)."""
+    detail = event.get("detail")
+    if not isinstance(detail, dict):
+        return event
+    return {**event, "detail": timeless_detail(detail)}
+
+
 def ids_strictly_increase(events: list[dict[str, Any]]) -> bool:
     ids = [e["id"] for e in events]
     return all(a < b for a, b in zip(ids, ids[1:], strict=False))
