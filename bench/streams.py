@@ -561,6 +561,7 @@ async def push_latency(
     await asyncio.wait_for(all_done.wait(), args.timeout)
     elapsed = time.time() - started
     log = server.move_log()
+    moves_played = sum(len(log.get(m, [])) for m in matches)  # this round's matches only
     delays: list[float] = []
     lost = out_of_order = duplicate = events = 0
     for sub in subscribers:
@@ -589,10 +590,10 @@ async def push_latency(
             out_of_order += 1
     return {
         "subscribers": len(subscribers),
-        "moves": sum(len(v) for v in log.values()),
+        "moves": moves_played,
         "events": events,
         "seconds": round(elapsed, 1),
-        "moves_per_s": round(sum(len(v) for v in log.values()) / elapsed, 1),
+        "moves_per_s": round(moves_played / elapsed, 1),
         "event_p50_ms": ms(percentile(delays, 50)),
         "event_p99_ms": ms(percentile(delays, 99)),
         "event_max_ms": ms(max(delays) if delays else None),
