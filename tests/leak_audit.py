@@ -675,11 +675,17 @@ class Audit:
     # -- the live streams (issue 13) --------------------------------------------------------
 
     def check_stream_head(
-        self, viewer: Viewer, response: Any, label: str, *, account: bool = False
+        self,
+        viewer: Viewer,
+        response: Any,
+        label: str,
+        *,
+        account: bool = False,
+        truth: Truth | None = None,
     ) -> None:
         """A stream's headers (its body is checked block by block): a match stream's
-        against the truth now, an account stream's against every card and seed."""
-        truth = EVERYTHING if account else self.truth
+        against its match's truth now, an account stream's against every card and seed."""
+        truth = EVERYTHING if account else (truth or self.truth)
         assert truth is not None
         self._search(truth, viewer, "", "", headers_of(response), f"head {label}")
 
