@@ -286,11 +286,6 @@ MUTATIONS = [
         "stream: a move of a ply not played let through",
         '        assert 0 <= ply < deal.state.ply, ("stream event move: not played", move)',
         "        ply = min(ply, deal.state.ply - 1)",
-        weakens=False,
-        why=(
-            "the card check that follows still wants the card played at a ply already"
-            " played: what gets through is a card that is public"
-        ),
     ),
     Mutation(
         "stream: the rest of an event with a move dropped",
