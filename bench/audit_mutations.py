@@ -56,13 +56,13 @@ MUTATIONS = [
     ),
     Mutation(
         "headers not searched",
-        '        header_text = "\\n".join(f"{k}: {v}" for k, v in response.items())',
-        '        header_text = ""',
+        '    return "\\n".join(f"{k}: {v}" for k, v in response.items())',
+        '    return ""',
     ),
     Mutation(
         "header names not searched",
-        '        header_text = "\\n".join(f"{k}: {v}" for k, v in response.items())',
-        '        header_text = "\\n".join(f"{v}" for k, v in response.items())',
+        '    return "\\n".join(f"{k}: {v}" for k, v in response.items())',
+        '    return "\\n".join(f"{v}" for k, v in response.items())',
     ),
     Mutation(
         "HTML entities not unescaped (page)",
@@ -260,6 +260,47 @@ MUTATIONS = [
         "text export: check removed",
         '            assert cards == expected, ("finished deal text export", section)',
         "            pass",
+    ),
+    # The live streams (issue 13): each block, at the secrets of its event's id.
+    Mutation(
+        "stream: events checked against the secrets now, not at their id",
+        '        moment = truth.at(event["id"])',
+        "        moment = truth.at(Timeline(truth).now)",
+    ),
+    Mutation(
+        "stream: an event's detail not checked to be the match at its id",
+        "        _check_placed(event, moment)",
+        "        pass",
+    ),
+    Mutation(
+        "stream: the SSE lines besides data not searched",
+        '        self._search(moment, viewer, "application/json", data, other, f"{wire} {label}")',
+        '        self._search(moment, viewer, "application/json", data, "", f"{wire} {label}")',
+    ),
+    Mutation(
+        "stream: a move's card left out unchecked",
+        '        assert move.get("card") == deal.state.moves[ply].code, ("stream event move", move)',
+        "        pass",
+    ),
+    Mutation(
+        "stream: a move of a ply not played let through",
+        '        assert 0 <= ply < deal.state.ply, ("stream event move: not played", move)',
+        "        ply = min(ply, deal.state.ply - 1)",
+    ),
+    Mutation(
+        "stream: the rest of an event with a move dropped",
+        '        return {**rest, "detail": self.strip(payload.get("detail"), seat)}',
+        "        return {}",
+    ),
+    Mutation(
+        "account stream: cards allowed",
+        "        return EVERY_CARD",
+        "        return frozenset()",
+    ),
+    Mutation(
+        "account stream: only the live deals' seeds searched",
+        '        return tuple(Deal.objects.values_list("seed", flat=True))',
+        '        return tuple(Deal.objects.filter(status="active").values_list("seed", flat=True))',
     ),
     Mutation(
         "text export: a finished deal's section dropped",

@@ -1,6 +1,7 @@
 """The load the service holds: moves/s and latency over HTTP, against the targets of issue 7.
 
     .venv/bin/python bench/load.py [--seconds 30] [--clients 16] [--users 32] [--keep-db] [--json]
+        [--worker-class sync|gthread|asgi] [--streaming-share 0.5] [--poll-ms 20]
 
 Starts the service as in production on this machine, on 127.0.0.1 only:
 
@@ -47,6 +48,15 @@ Then, with every phase bounded in time and the whole run by ``--timeout``:
    a client saw (from the 201 to the first GET showing the card) is printed too; it adds
    the polling period and the 201's own trip.
 
+With ``--streaming-share 0.5 --worker-class asgi`` (issue 13), half the pairs of step 3
+and half the bot clients of step 4 wait on the match's stream (``GET
+/api/v1/matches/{id}/stream``, NDJSON, a connection of its own) instead of polling: each
+event carries the seat's whole detail, and the client plays as soon as one shows its turn.
+The others poll as above, in the same phases. Printed besides: the streaming clients'
+share of the moves, the ratio against issue 13's target (>= 0.16), and the bot's reply as
+a streaming client saw it (from its move's 201 to the event showing the bot's card)
+against the polling clients' (target: at most half).
+
 Prints the trivial GET's req/s, moves/s, their ratio, the move latency p50/p99, the error
 count, the lost moves and the bot's reply p50/p95, each target with met / not met. The load
 generator runs on the same machine as the server and competes with it for the CPU: the
@@ -66,7 +76,6 @@ import http.client
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import statistics
@@ -79,41 +88,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from _common import ROOT, celery_worker_cmd, free_port, percentile, service_env, venv_bin
+
 PG = ["-h", "127.0.0.1", "-U", "postgres"]
 PASSWORD = "a-long-password-load-1"
 
 TARGET_RATIO = 0.15
 TARGET_P99_MS = 50.0
 TARGET_BOT_P50_MS = 50.0
+# Issue 13, with half the players on streams: the ratio of today's polling-only runs, and
+# the bot's card reaching a streaming client in at most half a polling client's time.
+TARGET_STREAMING_RATIO = 0.16
+TARGET_STREAM_VS_POLL = 0.5
 
 
 class GlobalTimeout(Exception):
     pass
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def venv_bin(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    if path.exists():
-        return str(path)
-    found = shutil.which(name)
-    if not found:
-        raise SystemExit(f"load: {name} not found (install the project into .venv)")
-    return found
 
 
 # --- processes --------------------------------------------------------------------------
@@ -192,6 +182,12 @@ class Stats:
     bot_timeouts: int = 0
     polls: int = 0
     not_modified: int = 0  # polls answered 304 (the ETag sent back still current)
+    # Streaming clients (--streaming-share): their moves, the events they read, and the
+    # bot's reply as they saw it (from the 201 to the event showing the bot's card).
+    moves_streaming: int = 0
+    events: int = 0
+    bot_replies_streaming: list[float] = field(default_factory=list)
+    bot_timeouts_streaming: int = 0
 
     def error(self, what: str) -> None:
         with self.lock:
@@ -413,6 +409,154 @@ def play_until_over(
     return False
 
 
+# --- streaming clients (issue 13) ----------------------------------------------------------
+
+
+class StreamRefused(Exception):
+    pass
+
+
+class StreamReader:
+    """A match stream (``Accept: application/x-ndjson``, one JSON event a line) read in the
+    client's own thread, on a connection of its own that stays open. Every open reader is
+    listed, so that a phase's end can hang them all up (:func:`hang_up_streams`)."""
+
+    open_readers: set[StreamReader] = set()
+    lock = threading.Lock()
+
+    def __init__(self, client: Client, match_id: str) -> None:
+        self.conn = http.client.HTTPConnection(client.host, client.port, timeout=30)
+        headers = {**client.headers, "Accept": "application/x-ndjson"}
+        self.conn.request("GET", f"/api/v1/matches/{match_id}/stream", headers=headers)
+        self.response = self.conn.getresponse()
+        if self.response.status != 200:
+            body = self.response.read()[:200]
+            self.conn.close()
+            raise StreamRefused(f"{self.response.status} {body!r}")
+        with self.lock:
+            self.open_readers.add(self)
+
+    def next(self) -> dict | None:
+        """The next event; None once the stream ended (the match settled, or hung up)."""
+        while True:
+            try:
+                line = self.response.readline()
+            except (*TRANSPORT_ERRORS, ValueError, AttributeError):  # hung up meanwhile
+                return None
+            if not line:
+                return None
+            if line.strip():  # an empty line is a heartbeat
+                return json.loads(line)
+
+    def close(self) -> None:
+        with self.lock:
+            self.open_readers.discard(self)
+        with contextlib.suppress(OSError):
+            if self.conn.sock is not None:
+                self.conn.sock.shutdown(socket.SHUT_RDWR)
+        self.conn.close()
+
+
+def hang_up_streams() -> None:
+    with StreamReader.lock:
+        readers = list(StreamReader.open_readers)
+    for reader in readers:
+        reader.close()
+
+
+def open_stream(client: Client, match_id: str, stats: Stats) -> StreamReader | None:
+    try:
+        return StreamReader(client, match_id)
+    except (StreamRefused, *TRANSPORT_ERRORS) as exc:
+        stats.error(f"stream: {type(exc).__name__} {exc}")
+        return None
+
+
+def stream_until_over(
+    client: Client, match_id: str, stats: Stats, poll: float, stop: threading.Event
+) -> bool:
+    """As :func:`play_until_over`, waiting on the match's stream instead of polling: each
+    event carries this seat's whole detail, so the client plays as soon as it is told its
+    turn (``poll`` unused: the same signature)."""
+    reader = open_stream(client, match_id, stats)
+    if reader is None:
+        return False
+    played: set[tuple[int, int]] = set()
+    try:
+        while not stop.is_set():
+            event = reader.next()
+            if event is None:
+                return not stop.is_set()
+            view = event.get("detail")
+            if view is None:
+                continue
+            with stats.lock:
+                stats.events += 1
+            if view["status"] != "active":
+                return True
+            deal = view.get("current_deal") or {}
+            if my_turn(view) and (deal["id"], deal["ply"]) not in played:
+                played.add((deal["id"], deal["ply"]))
+                if play_move(client, match_id, view, stats) is not None:
+                    with stats.lock:
+                        stats.moves_streaming += 1
+        return False
+    finally:
+        reader.close()
+
+
+def stream_bot_match(client: Client, match_id: str, stats: Stats, stop: threading.Event) -> None:
+    """One match against the bot, waiting on the match's stream: after each card of ours
+    that the bot must answer, the time from our move's 201 to the event that shows the
+    bot's card (an event read late, behind the 201, counts from the 201: at least 0)."""
+    reader = open_stream(client, match_id, stats)
+    if reader is None:
+        return
+    played: set[tuple[int, int]] = set()
+    waiting: tuple[float, int, int] | None = None  # (201 at, deal id, ply after our card)
+    try:
+        while not stop.is_set():
+            event = reader.next()
+            if event is None:
+                break
+            view = event.get("detail")
+            if view is None:
+                continue
+            with stats.lock:
+                stats.events += 1
+            deal = view.get("current_deal")
+            if waiting is not None:
+                committed, deal_id, seen_ply = waiting
+                if (
+                    view["status"] != "active"
+                    or deal is None
+                    or deal["id"] != deal_id
+                    or deal["ply"] > seen_ply
+                ):
+                    with stats.lock:
+                        stats.bot_replies_streaming.append(time.perf_counter() - committed)
+                    waiting = None
+            if view["status"] != "active":
+                break
+            if deal is None or not my_turn(view) or (deal["id"], deal["ply"]) in played:
+                continue
+            played.add((deal["id"], deal["ply"]))
+            new = play_move(client, match_id, view, stats)
+            if new is None:
+                continue
+            committed = time.perf_counter()
+            with stats.lock:
+                stats.moves_streaming += 1
+            after = new.get("current_deal")
+            if new["status"] == "active" and after and not after["over"] and not my_turn(new):
+                waiting = (committed, after["id"], after["ply"])
+    finally:
+        reader.close()
+    if waiting is not None and not stop.is_set():
+        with stats.lock:
+            stats.bot_timeouts_streaming += 1
+
+
 def pvp_phase(
     base: str,
     users: list[tuple[str, str]],
@@ -420,7 +564,10 @@ def pvp_phase(
     seconds: float,
     max_matches: int,
     poll: float,
+    streaming_pairs: int = 0,
 ) -> tuple[Stats, float]:
+    """Pairs of clients play match after match; the first ``streaming_pairs`` pairs wait
+    on the match's stream, the others poll every ``poll`` seconds."""
     stats = Stats()
     stop = threading.Event()
     budget = threading.Semaphore(max_matches) if max_matches else None
@@ -453,11 +600,12 @@ def pvp_phase(
                 continue
             with stats.lock:
                 stats.matches_started += 1
+            play = stream_until_over if p < streaming_pairs else play_until_over
             other = threading.Thread(
-                target=play_until_over, args=(b, match_id, stats, poll, stop), daemon=True
+                target=play, args=(b, match_id, stats, poll, stop), daemon=True
             )
             other.start()
-            done = play_until_over(a, match_id, stats, poll, stop)
+            done = play(a, match_id, stats, poll, stop)
             other.join(60)
             if done:
                 with stats.lock:
@@ -472,9 +620,26 @@ def pvp_phase(
         time.sleep(0.05)
     elapsed = time.monotonic() - started
     stop.set()
+    hang_up_streams()
     for t in threads:
         t.join(30)
     return stats, elapsed
+
+
+def create_bot_match(client: Client, stats: Stats) -> dict | None:
+    """A new match against the greedy bot: its detail (None: an error, counted)."""
+    try:
+        r = client.post(
+            "/api/v1/matches", {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]}
+        )
+    except TRANSPORT_ERRORS as exc:
+        stats.error(f"bot create: {type(exc).__name__}")
+        return None
+    if r.status_code != 201:
+        stats.error(f"bot create: {r.status_code} {r.text[:200]}")
+        time.sleep(0.1)
+        return None
+    return r.json()
 
 
 def bot_phase(
@@ -484,27 +649,24 @@ def bot_phase(
     seconds: float,
     stats: Stats,
     poll: float,
+    streaming_clients: int = 0,
 ) -> float:
+    """Clients play match after match against the greedy bot; the first
+    ``streaming_clients`` wait on the match's stream, the others poll."""
     stop = threading.Event()
 
     def worker(i: int) -> None:
         name, token = users[i]
         client = Client(base, token, name)
-        while not stop.is_set():
-            try:
-                r = client.post(
-                    "/api/v1/matches",
-                    {"players": 2, "format": "single", "seats": [{"bot": "greedy"}]},
-                )
-            except TRANSPORT_ERRORS as exc:
-                stats.error(f"bot create: {type(exc).__name__}")
+        while not stop.is_set() and i < streaming_clients:
+            created = create_bot_match(client, stats)
+            if created is not None:
+                stream_bot_match(client, created["id"], stats, stop)
+        while not stop.is_set() and i >= streaming_clients:
+            view: dict | None = create_bot_match(client, stats)
+            if view is None:
                 continue
-            if r.status_code != 201:
-                stats.error(f"bot create: {r.status_code} {r.text[:200]}")
-                time.sleep(0.1)
-                continue
-            match_id = r.json()["id"]
-            view: dict | None = r.json()
+            match_id = view["id"]
             while not stop.is_set():
                 if view is None:
                     view = read_match(client, match_id, stats)
@@ -550,6 +712,7 @@ def bot_phase(
         t.start()
     time.sleep(seconds)
     stop.set()
+    hang_up_streams()
     for t in threads:
         t.join(30)
     return time.monotonic() - started
@@ -668,6 +831,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
     # asgi: gunicorn with the uvicorn workers production now runs (briscola_service.serving).
     parser.add_argument("--worker-class", choices=["sync", "gthread", "asgi"], default="sync")
+    parser.add_argument(
+        "--streaming-share",
+        type=float,
+        default=0.0,
+        help="the share of the players (pairs, bot clients) that wait on the match stream "
+        "instead of polling (issue 13: 0.5; needs --worker-class asgi)",
+    )
     parser.add_argument("--db", default="briscola_load", help="scratch database (briscola_load*)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database after")
@@ -681,6 +851,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--clients must be even and at least 2 (players come in pairs)")
     if args.users < max(args.clients, args.bot_clients):
         parser.error("--users must be at least --clients and --bot-clients")
+    if args.streaming_share and args.worker_class != "asgi":
+        parser.error("--streaming-share needs --worker-class asgi (streams wait in event loops)")
+    if not 0 <= args.streaming_share <= 1:
+        parser.error("--streaming-share is a share: 0 to 1")
+    streaming_pairs = round(args.clients // 2 * args.streaming_share)
+    streaming_bots = round(args.bot_clients * args.streaming_share)
     if not args.redis_url.startswith(("redis://127.0.0.1", "redis://localhost")):
         parser.error("--redis-url must be on the loopback")
     timeout = args.timeout or (
@@ -697,21 +873,13 @@ def main(argv: list[str] | None = None) -> int:
     database_url = f"postgres://postgres@127.0.0.1:5432/{args.db}"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": args.redis_url,
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "THROTTLE_USER_RATE": "none",
-        "THROTTLE_ANON_RATE": "none",
-        "LOG_LEVEL": "WARNING",
-        # Sync workers reuse their connections between requests; under ASGI each request
-        # has a thread of its own, so none is kept (the default; see settings).
-        "DATABASE_CONN_MAX_AGE": "0" if args.worker_class == "asgi" else "60",
-    }
+    # Sync workers reuse their connections between requests; under ASGI each request
+    # has a thread of its own, so none is kept (the default; see settings).
+    env = service_env(
+        database_url,
+        args.redis_url,
+        DATABASE_CONN_MAX_AGE="0" if args.worker_class == "asgi" else "60",
+    )
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-load-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     procs = Procs(logdir)
@@ -755,18 +923,7 @@ def main(argv: list[str] | None = None) -> int:
         web = procs.start("gunicorn", gunicorn_cmd, env)
         procs.start(
             "celery",
-            [
-                venv_bin("celery"),
-                "-A",
-                "briscola_service",
-                "worker",
-                "-l",
-                "warning",
-                "--concurrency",
-                "2",
-                "-n",
-                f"load-{os.getpid()}@%h",
-            ],
+            celery_worker_cmd(2, f"load-{os.getpid()}@%h"),
             env,
         )
         wait_http(base, procs, web, 30)
@@ -785,7 +942,13 @@ def main(argv: list[str] | None = None) -> int:
         # window on one side of the moves would carry that drift into the ratio.
         get_before = trivial_get(base, users, args.clients, args.get_seconds / 2)
         stats, pvp_seconds = pvp_phase(
-            base, users, args.clients, args.seconds, args.matches, args.poll_ms / 1000
+            base,
+            users,
+            args.clients,
+            args.seconds,
+            args.matches,
+            args.poll_ms / 1000,
+            streaming_pairs,
         )
         get = combined(get_before, trivial_get(base, users, args.clients, args.get_seconds / 2))
         say(
@@ -810,8 +973,15 @@ def main(argv: list[str] | None = None) -> int:
             f"({pvp_not_modified / max(1, pvp_polls):.0%} answered 304 Not Modified)"
         )
 
+        pvp_moves_streaming = stats.moves_streaming
         bot_seconds = bot_phase(
-            base, users, args.bot_clients, args.bot_seconds, stats, args.poll_ms / 1000
+            base,
+            users,
+            args.bot_clients,
+            args.bot_seconds,
+            stats,
+            args.poll_ms / 1000,
+            streaming_bots,
         )
         say(
             f"load: person-vs-greedy: {len(stats.bot_replies)} bot replies timed in "
@@ -823,6 +993,8 @@ def main(argv: list[str] | None = None) -> int:
         ratio = moves_per_s / get["rps"] if get["rps"] else 0.0
         p50 = percentile(pvp_latencies, 50)
         p99 = percentile(pvp_latencies, 99)
+        streamed50 = percentile(stats.bot_replies_streaming, 50)
+        streamed95 = percentile(stats.bot_replies_streaming, 95)
         seen50 = percentile(stats.bot_replies, 50)
         seen95 = percentile(stats.bot_replies, 95)
         bot50 = percentile(log["bot_gaps"], 50)
@@ -861,6 +1033,16 @@ def main(argv: list[str] | None = None) -> int:
             "bot_replies_in_log": len(log["bot_gaps"]),
             "bot_reply_seen_p50_ms": None if seen50 is None else seen50 * 1000,
             "bot_reply_seen_p95_ms": None if seen95 is None else seen95 * 1000,
+            "streaming_share": args.streaming_share,
+            "streaming_pairs": streaming_pairs,
+            "streaming_bot_clients": streaming_bots,
+            "pvp_moves_streaming": pvp_moves_streaming,
+            "pvp_moves_polling": pvp_moves - pvp_moves_streaming,
+            "events_streamed": stats.events,
+            "bot_replies_streamed": len(stats.bot_replies_streaming),
+            "bot_timeouts_streamed": stats.bot_timeouts_streaming,
+            "bot_reply_streamed_p50_ms": None if streamed50 is None else streamed50 * 1000,
+            "bot_reply_streamed_p95_ms": None if streamed95 is None else streamed95 * 1000,
             "log": {k: v for k, v in log.items() if k != "bot_gaps"},
             "lost_moves": lost,
         }
@@ -873,6 +1055,14 @@ def main(argv: list[str] | None = None) -> int:
             and bot50 * 1000 <= TARGET_BOT_P50_MS
             and stats.bot_timeouts == 0,
         }
+        if streaming_pairs or streaming_bots:
+            targets["streaming_ratio"] = ratio >= TARGET_STREAMING_RATIO
+            targets["stream_vs_poll"] = (
+                streamed50 is not None
+                and seen50 is not None
+                and streamed50 <= TARGET_STREAM_VS_POLL * seen50
+                and stats.bot_timeouts_streaming == 0
+            )
         results["targets_met"] = targets
 
         def mark(ok: bool) -> str:
@@ -918,6 +1108,28 @@ def main(argv: list[str] | None = None) -> int:
                 f"{len(stats.bot_replies)} replies: from the move's 201 to the first GET, "
                 f"every {args.poll_ms:.0f} ms, that shows the bot's card)"
             )
+            if "stream_vs_poll" in targets:
+                print(
+                    f"  streaming clients        {streaming_pairs} of {args.clients // 2} pairs, "
+                    f"{streaming_bots} of {args.bot_clients} bot clients: "
+                    f"{pvp_moves_streaming} of the {pvp_moves} moves, {stats.events} events read"
+                )
+                print(
+                    f"  moves/s / GET req/s      {ratio:8.3f}          target >= "
+                    f"{TARGET_STREAMING_RATIO} (issue 13, half on streams)   "
+                    f"{mark(targets['streaming_ratio'])}"
+                )
+                streamed = fmt(results["bot_reply_streamed_p50_ms"], " ms")
+                print(
+                    f"  bot's card, streamed     {streamed:>11}"
+                    f"       target <= {TARGET_STREAM_VS_POLL} x polled "
+                    f"({fmt(results['bot_reply_seen_p50_ms'], ' ms')})  "
+                    f"{mark(targets['stream_vs_poll'])}   "
+                    f"(p95 {fmt(results['bot_reply_streamed_p95_ms'], ' ms')}, "
+                    f"{len(stats.bot_replies_streaming)} replies: from the move's 201 to the "
+                    f"stream's event with the bot's card; "
+                    f"{stats.bot_timeouts_streaming} never came)"
+                )
             if stats.error_samples:
                 print("  first errors:", *stats.error_samples, sep="\n    ")
         return 0 if all(targets.values()) else 1

@@ -101,20 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     port = load.free_port()
     base = f"http://127.0.0.1:{port}"
     asgi = args.worker_class == "asgi"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": args.redis_url,
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "THROTTLE_USER_RATE": "none",
-        "THROTTLE_ANON_RATE": "none",
-        "LOG_LEVEL": "WARNING",
-        # As bench/load.py: under ASGI each request has a thread of its own, none is kept.
-        "DATABASE_CONN_MAX_AGE": "0" if asgi else "60",
-    }
+    # As bench/load.py: under ASGI each request has a thread of its own, none is kept.
+    env = load.service_env(
+        database_url, args.redis_url, DATABASE_CONN_MAX_AGE="0" if asgi else "60"
+    )
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-soak-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     procs = load.Procs(logdir)

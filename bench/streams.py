@@ -3,6 +3,7 @@ move reaches 500 subscribers compared with answering a trivial GET.
 
     .venv/bin/python bench/streams.py [--streams-per-account 16] [--idle-accounts 130]
         [--matches 50] [--spectators 40] [--think-ms 500] [--workers 1] [--json]
+        [--compare NAME=VALUE --rounds 4]
 
 Starts the service as in production on this machine, on 127.0.0.1 only: a PostgreSQL
 cluster of its own (initdb in a temporary directory, ``max_connections=1000``, removed at
@@ -36,6 +37,14 @@ hashing.
    are matches (50), for comparison. The target: the event's p99 no higher than the GET's
    p99 at the subscribers' concurrency.
 
+``--compare NAME=VALUE [--rounds 4]`` runs steps 2 and 3 in rounds, restarting the ASGI
+server between them: with ``NAME=VALUE`` in its environment for the odd rounds (the first),
+as configured for the even ones; each round's event p99 is compared with its own GETs'
+(e.g. ``--compare LIVE_DB_KEEP_CONNECTIONS=false``: the stream threads' connections as
+they were before they were kept). ``--compare tree=DIR`` serves the odd rounds from
+another checkout instead (``git archive <commit> | tar -x -C DIR``: the code before a
+change, on the same database, migrations permitting), to compare two versions in one run.
+
 All clients are asyncio connections in this one process (HTTP/1.1 written by hand: a
 library's own CPU would be measured instead of the server's). The clients and the server
 share this machine's 2 cores: absolute times are a floor for the server; compare the
@@ -50,7 +59,6 @@ import contextlib
 import json
 import os
 import resource
-import secrets
 import shutil
 import signal
 import socket
@@ -62,32 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def venv_bin(name: str) -> str:
-    path = Path(sys.executable).parent / name
-    if path.exists():
-        return str(path)
-    found = shutil.which(name)
-    if not found:
-        raise SystemExit(f"streams: {name} not found")
-    return found
-
+from _common import ROOT, celery_worker_cmd, free_port, ms, percentile, service_env
 
 # --- processes ------------------------------------------------------------------------------
 
@@ -98,30 +81,27 @@ class Server:
         self.base = ("127.0.0.1", self.port)
         self.logdir = logdir
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "briscola_service.settings",
-            "DATABASE_URL": "",  # set in start(): a private PostgreSQL
-            "DATABASE_CONN_MAX_AGE": "0",
-            "REDIS_URL": args.redis,
-            "DEBUG": "false",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "SECURE_SSL_REDIRECT": "false",
-            "THROTTLE_USER_RATE": "none",
-            "THROTTLE_ANON_RATE": "none",
-            "LOG_LEVEL": "WARNING",
-            "LIVE_MAX_STREAMS_PER_ACCOUNT": "16",
-        }
+        self.env = service_env(
+            "",  # set in start(): a private PostgreSQL
+            args.redis,
+            DATABASE_CONN_MAX_AGE="0",
+            LIVE_MAX_STREAMS_PER_ACCOUNT="16",
+        )
         self.args = args
         self.web: subprocess.Popen[bytes] | None = None
 
-    def _start(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+    def _start(
+        self,
+        name: str,
+        cmd: list[str],
+        extra: dict[str, str] | None = None,
+        cwd: Path = ROOT,
+    ) -> subprocess.Popen[bytes]:
         log = open(self.logdir / f"{name}.log", "ab")  # noqa: SIM115 - kept open by the child
         proc = subprocess.Popen(
             cmd,
-            cwd=ROOT,
-            env=self.env,
+            cwd=cwd,
+            env={**self.env, **(extra or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -157,6 +137,13 @@ class Server:
             )
         if shutil.which("redis-cli"):  # the bench's own Redis database starts empty
             subprocess.run(["redis-cli", "-u", self.args.redis, "flushdb"], capture_output=True)
+        self.start_web()
+        self._start("celery", celery_worker_cmd(1))
+
+    def start_web(self, tree: Path = ROOT, **extra: str) -> None:
+        """Start the ASGI server from ``tree`` (another checkout: another version of the
+        code, on the same database), ``extra`` on top of the bench's environment, and wait
+        until it answers."""
         self.web = self._start(
             "web",
             [
@@ -176,19 +163,8 @@ class Server:
                 "4096",
                 "--no-access-log",
             ],
-        )
-        self._start(
-            "celery",
-            [
-                venv_bin("celery"),
-                "-A",
-                "briscola_service",
-                "worker",
-                "-l",
-                "warning",
-                "--concurrency",
-                "1",
-            ],
+            extra,
+            tree,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -196,6 +172,20 @@ class Server:
                 return
             time.sleep(0.2)
         raise SystemExit("streams: the server did not start")
+
+    def restart_web(self, tree: Path = ROOT, **extra: str) -> None:
+        """Stop the ASGI server and start it again (from ``tree``, with ``extra``)."""
+        assert self.web is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.web.pid, signal.SIGTERM)
+        try:
+            self.web.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.web.pid, signal.SIGKILL)
+            self.web.wait(timeout=5)
+        self.procs.remove(self.web)
+        self.start_web(tree, **extra)
 
     def rss_kib(self) -> int:
         """VmRSS of the server process and all its descendants."""
@@ -571,6 +561,7 @@ async def push_latency(
     await asyncio.wait_for(all_done.wait(), args.timeout)
     elapsed = time.time() - started
     log = server.move_log()
+    moves_played = sum(len(log.get(m, [])) for m in matches)  # this round's matches only
     delays: list[float] = []
     lost = out_of_order = duplicate = events = 0
     for sub in subscribers:
@@ -599,16 +590,16 @@ async def push_latency(
             out_of_order += 1
     return {
         "subscribers": len(subscribers),
-        "moves": sum(len(v) for v in log.values()),
+        "moves": moves_played,
         "events": events,
         "seconds": round(elapsed, 1),
-        "moves_per_s": round(sum(len(v) for v in log.values()) / elapsed, 1),
-        "event_p50_ms": _ms(percentile(delays, 50)),
-        "event_p99_ms": _ms(percentile(delays, 99)),
-        "event_max_ms": _ms(max(delays) if delays else None),
+        "moves_per_s": round(moves_played / elapsed, 1),
+        "event_p50_ms": ms(percentile(delays, 50)),
+        "event_p99_ms": ms(percentile(delays, 99)),
+        "event_max_ms": ms(max(delays) if delays else None),
         "timed_events": len(delays),
-        "move_post_p50_ms": _ms(percentile(posts, 50)),
-        "move_post_p99_ms": _ms(percentile(posts, 99)),
+        "move_post_p50_ms": ms(percentile(posts, 50)),
+        "move_post_p99_ms": ms(percentile(posts, 99)),
         "move_errors": errors,
         "move_error_statuses": error_statuses,
         "lost": lost,
@@ -621,10 +612,6 @@ def _say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value * 1000, 2)
-
-
 async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]:
     idle_accounts = server.make_accounts(args.idle_accounts + 2 * args.matches + args.spectators)
     idle = idle_accounts[: args.idle_accounts]
@@ -635,8 +622,42 @@ async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]
         result["idle"] = await idle_streams(server, idle, args.streams_per_account)
         print("idle streams:", json.dumps(result["idle"]), flush=True)
         await asyncio.sleep(3.0)
-    _say("trivial GETs")
     token = players[0][1]
+    if not args.compare:
+        result.update(await push_round(server, players, spectators, token, args))
+        return result
+    # Rounds, the variant first: the server restarted with the variant's environment, then
+    # without it, and so on; each round's event p99 judged against its own GETs.
+    name, _, value = args.compare.partition("=")
+    rounds = []
+    for k in range(args.rounds):
+        variant = k % 2 == 0
+        if name == "tree":  # the server of another checkout
+            server.restart_web(Path(value) if variant else ROOT)
+        else:
+            server.restart_web(**({name: value} if variant else {}))
+        label = args.compare if variant else "as configured"
+        _say(f"round {k + 1}: {label}")
+        found = await push_round(server, players, spectators, token, args)
+        found["label"] = label
+        rounds.append(found)
+        print(f"round {k + 1} ({found['label']}):", json.dumps(found), flush=True)
+    result["rounds"] = rounds
+    result.update({k: v for k, v in rounds[-1].items() if k != "label"})
+    return result
+
+
+async def push_round(
+    server: Server,
+    players: list[tuple[str, str]],
+    spectators: list[tuple[str, str]],
+    token: str,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """The trivial GETs (at the subscribers' concurrency and at the matches'), the push
+    phase, the GETs again; the GET windows pooled."""
+    result: dict[str, Any] = {}
+    _say("trivial GETs")
     subs = 10 * args.matches
     gets_before = await trivial_gets(server.base, token, subs, args.get_seconds / 2)
     gets_few_before = await trivial_gets(server.base, token, args.matches, args.get_seconds / 2)
@@ -650,18 +671,25 @@ async def main_async(args: argparse.Namespace, server: Server) -> dict[str, Any]
     result["get"] = {
         "clients": subs,
         "requests": len(gets),
-        "p50_ms": _ms(percentile(gets, 50)),
-        "p99_ms": _ms(percentile(gets, 99)),
+        "p50_ms": ms(percentile(gets, 50)),
+        "p99_ms": ms(percentile(gets, 99)),
         "req_per_s": round(len(gets) / args.get_seconds, 1),
     }
     result["get_few"] = {
         "clients": args.matches,
         "requests": len(few),
-        "p50_ms": _ms(percentile(few, 50)),
-        "p99_ms": _ms(percentile(few, 99)),
+        "p50_ms": ms(percentile(few, 50)),
+        "p99_ms": ms(percentile(few, 99)),
         "req_per_s": round(len(few) / args.get_seconds, 1),
     }
+    p99 = result["push"]["event_p99_ms"]
+    result["event_p99_over_get_p99"] = _ratio(p99, result["get"]["p99_ms"])
+    result["event_p99_over_get_few_p99"] = _ratio(p99, result["get_few"]["p99_ms"])
     return result
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else round(a / b, 3)
 
 
 def main() -> int:
@@ -675,6 +703,14 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/12")
+    parser.add_argument(
+        "--compare",
+        metavar="NAME=VALUE",
+        help="run the push phase in rounds, the server restarted with this environment "
+        "variable (or tree=DIR: from that checkout) for every other round (the first), "
+        "as configured for the others",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --compare")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -691,8 +727,11 @@ def main() -> int:
         "p99 event <= p99 trivial GET (same concurrency)": (
             push["event_p99_ms"] is not None and push["event_p99_ms"] <= get["p99_ms"]
         ),
-        "0 lost, 0 out of order, 0 duplicates": (
-            push["lost"] == 0 and push["out_of_order"] == 0 and push["duplicates"] == 0
+        "0 lost, 0 out of order, 0 duplicates": all(
+            r["push"]["lost"] == 0
+            and r["push"]["out_of_order"] == 0
+            and r["push"]["duplicates"] == 0
+            for r in result.get("rounds", [result])
         ),
     }
     if "idle" in result:

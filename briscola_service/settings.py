@@ -175,9 +175,15 @@ LIVE_CHANNEL_PREFIX = env.str("LIVE_CHANNEL_PREFIX", default="briscola:live:")
 LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
 # Open streams per account (per web process); one more answers 429 too_many_streams.
 LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
+# Open streams in all (per web process, ~90 KiB each); one more answers 503 streams_full.
+LIVE_MAX_STREAMS = env.int("LIVE_MAX_STREAMS", default=4000)
+# The Retry-After (seconds) of a refused stream (429 too_many_streams, 503 streams_full).
+LIVE_STREAMS_RETRY_AFTER = env.int("LIVE_STREAMS_RETRY_AFTER", default=5)
 # Threads (each with its database connection) that read matches for all streams of a process.
 LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
-LIVE_DB_KEEP_CONNECTIONS = True
+# Those threads keep their connections (whatever DATABASE_CONN_MAX_AGE says), closing one
+# only when an error left it unusable; false: a new connection for every read.
+LIVE_DB_KEEP_CONNECTIONS = env.bool("LIVE_DB_KEEP_CONNECTIONS", default=True)
 # What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
 LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
 

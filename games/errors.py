@@ -177,3 +177,9 @@ class TooManyStreamsError(ServiceError):
     code = "too_many_streams"
     status = 429
     message = "Too many open streams for this account: close one first."
+
+
+class StreamsFullError(ServiceError):
+    code = "streams_full"
+    status = 503
+    message = "This server holds as many open streams as it may: try again shortly."

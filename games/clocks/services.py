@@ -585,6 +585,9 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
         event_add(old, "rematch_proposed", at_turn=False, match=str(new.pk), by=user.username)
         waiting_expiry_set(new)
         match_services.match_start_if_full(new)
+        # The account streams of everyone seated: an invitation, or a match of their own.
+        people = [s.user_id for s in seats if s.user_id is not None]
+        live.match_changed_on_commit(new.pk, users=people)
     return new
 
 

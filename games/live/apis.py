@@ -3,7 +3,8 @@
 Everything that can refuse a stream happens in the request, before the stream starts,
 with the usual error body: authentication (401), the match (404, 403), ``Last-Event-ID``
 or ``?after=`` (400 ``invalid_event_id``), the per-account cap (429
-``too_many_streams``), ``Accept`` (406). Then the response's body is an async iterator
+``too_many_streams``) and the process's (503 ``streams_full``), both with Retry-After,
+``Accept`` (406). Then the response's body is an async iterator
 (games.live.streams) that the ASGI server drives: the request's thread and its database
 connection are given back at once.
 
@@ -32,7 +33,7 @@ from rest_framework.views import APIView
 
 from briscola_service.authentication import TokenAuthentication
 from briscola_service.exceptions import ErrorSerializer
-from games.errors import InvalidEventIdError, TooManyStreamsError
+from games.errors import InvalidEventIdError, StreamsFullError, TooManyStreamsError
 from games.http import READ_ERRORS, query_params
 from games.live import streams
 from games.live.events import WIRES, Wire, call_db, encode, position
@@ -126,10 +127,13 @@ class _StreamApi(APIView):
         raise NotAuthenticated()
 
     def _slot(self, user: Any) -> streams.Slot:
-        slot = streams.slots.take(user.pk)
-        if slot is None:
-            raise TooManyStreamsError(details={"limit": _limit()})
-        return slot
+        return streams.slots.take(user.pk)  # 429 too_many_streams, 503 streams_full
+
+    def handle_exception(self, exc: Exception) -> Any:
+        response = super().handle_exception(exc)
+        if isinstance(exc, TooManyStreamsError | StreamsFullError):
+            response["Retry-After"] = str(exc.details["retry_after"])
+        return response
 
     def perform_authentication(self, request: Request) -> None:
         """Not here, in the request's thread: in :meth:`_start` (DRF would otherwise set
@@ -137,12 +141,6 @@ class _StreamApi(APIView):
 
     def get_authenticate_header(self, request: Request) -> str:
         return "Token"  # as TokenAuthentication says it: a 401, not a 403
-
-
-def _limit() -> int:
-    from django.conf import settings
-
-    return int(settings.LIVE_MAX_STREAMS_PER_ACCOUNT)
 
 
 # One SSE event (its fields), and one NDJSON line (the event's JSON object).
@@ -168,7 +166,9 @@ _STREAM_RESPONSE = {
     (200, "application/x-ndjson"): OpenApiResponse(_EVENT),
 }
 # Errors are JSON, whatever the stream's format.
-_STREAM_ERRORS = {(code, "application/json"): ErrorSerializer for code in (*READ_ERRORS, 406, 429)}
+_STREAM_ERRORS = {
+    (code, "application/json"): ErrorSerializer for code in (*READ_ERRORS, 406, 429, 503)
+}
 _RESUME = [
     OpenApiParameter(
         "Last-Event-ID",
@@ -207,7 +207,8 @@ class MatchStreamApi(_StreamApi):
             "order; from before the current deal, one `match` event with the whole detail."
             " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "
             "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 429 "
-            "`too_many_streams` (16 open streams per account)."
+            "`too_many_streams` (16 open streams per account), 503 `streams_full` (the server's "
+            "own cap on open streams); both with `Retry-After`."
         ),
         parameters=_RESUME,
         responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},

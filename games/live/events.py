@@ -155,7 +155,7 @@ def _move(before: MatchSnapshot, after: MatchSnapshot) -> JSON | None:
     old, new = before.current, after.current
     if old is None or new is None:
         return None
-    state = old.state()
+    state = old.replayed()
     if state.turn is None:
         return None
     seat, ply = state.turn, state.ply
@@ -170,14 +170,24 @@ def _move(before: MatchSnapshot, after: MatchSnapshot) -> JSON | None:
     return {"deal": old.summary["id"], "ply": ply, "seat": seat, "card": card}
 
 
-def _at_moves(snapshot: MatchSnapshot, moves: int) -> MatchSnapshot:
-    """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards: the
-    snapshot the move kept of that version when the cache still has it (exact, its clock
-    included: whose turn, the deadline), else ``snapshot`` with its cards cut back (the
-    cards exact; the clock fields as they are now)."""
+def _at_moves(
+    snapshot: MatchSnapshot, moves: int, seen: MatchSnapshot | None = None
+) -> MatchSnapshot:
+    """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards:
+    ``snapshot`` itself for all its cards; ``seen`` (what the stream sent last, read at its
+    version) when it is of that version; the snapshot the move kept of that version when
+    the cache still has it (exact, its clock included: whose turn, the deadline); else
+    ``snapshot`` with its cards cut back (the cards exact; the clock fields as they are
+    now). The first two ask the cache nothing: a live stream's next event, built on the
+    event loop for every viewer, never waits for Redis."""
     current = snapshot.current
     assert current is not None
-    return _kept_or(replace(snapshot, current=replace(current, moves=current.moves[:moves])))
+    if moves == len(current.moves):
+        return snapshot
+    cut = replace(snapshot, current=replace(current, moves=current.moves[:moves]))
+    if seen is not None and seen.version == cut.version and seen.match_id == cut.match_id:
+        return seen
+    return _kept_or(cut)
 
 
 def _kept_or(cut: MatchSnapshot) -> MatchSnapshot:
@@ -213,7 +223,7 @@ def events_after(
         base = now - len(current.moves)  # the position of this deal's start
         first = after - base
         if 0 <= first < len(current.moves):
-            steps = [_at_moves(snapshot, k) for k in range(first, len(current.moves) + 1)]
+            steps = [_at_moves(snapshot, k, seen) for k in range(first, len(current.moves) + 1)]
             return [match_event(b, user, before=a) for a, b in zip(steps, steps[1:], strict=False)]
         if first == -2 and len(snapshot.deals) > 1:  # from the last card of the deal before
             start = _at_moves(snapshot, 0)
@@ -264,15 +274,34 @@ _executor_lock = threading.Lock()
 
 
 def _db_job(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    """A unit of database work in a stream thread, as a request would do it."""
-    close_old_connections()
+    """A unit of database work in a stream thread, as a request would do it; its
+    connection kept for the next (``LIVE_DB_KEEP_CONNECTIONS``), else closed."""
+    keep = settings.LIVE_DB_KEEP_CONNECTIONS
+    if keep:
+        _drop_broken_connections()
+    else:
+        close_old_connections()
     try:
         return fn(*args, **kwargs)
     finally:
-        if settings.LIVE_DB_KEEP_CONNECTIONS:
-            close_old_connections()
+        if keep:
+            _drop_broken_connections()
         else:
             connections.close_all()
+
+
+def _drop_broken_connections() -> None:
+    """Close this thread's connections that an error left unusable; keep the others, for
+    as long as the thread lives, whatever ``DATABASE_CONN_MAX_AGE`` says. That setting
+    is 0 when served by ASGI, where every request has a thread (and so a connection) of
+    its own; these few threads (``LIVE_DB_THREADS``) read for every stream of the
+    process instead, and a new connection for each read cost more than the read (an
+    event's p99 at 50 subscribers, bench/streams.py)."""
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is None:
+            continue
+        conn.close_at = None  # not by age: only when broken (below)
+        conn.close_if_unusable_or_obsolete()
 
 
 def _db_executor() -> ThreadPoolExecutor:

@@ -21,7 +21,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.models import User
 from briscola_service import metrics
-from games.errors import MatchPrivateError
+from games.errors import MatchPrivateError, StreamsFullError, TooManyStreamsError
 from games.live.bus import Doorbell, get_bus, match_key, user_key
 from games.live.events import (
     JSON,
@@ -40,23 +40,33 @@ from games.models import MatchStatus, Seat
 
 
 class Slots:
-    """Open streams per account in this process; ``LIVE_MAX_STREAMS_PER_ACCOUNT`` each."""
+    """Open streams in this process: at most ``LIVE_MAX_STREAMS_PER_ACCOUNT`` per account
+    and ``LIVE_MAX_STREAMS`` in all."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._open: dict[int, int] = {}
+        self._total = 0
 
-    def take(self, user_id: int) -> Slot | None:
+    def take(self, user_id: int) -> Slot:
+        """A slot for one more stream of ``user_id``; TooManyStreamsError (429) over the
+        account's cap, StreamsFullError (503) over the process's."""
+        per_account = settings.LIVE_MAX_STREAMS_PER_ACCOUNT
+        in_all = settings.LIVE_MAX_STREAMS
         with self._lock:
-            if self._open.get(user_id, 0) >= settings.LIVE_MAX_STREAMS_PER_ACCOUNT:
-                return None
+            if self._open.get(user_id, 0) >= per_account:
+                raise TooManyStreamsError(details=_refusal(limit=per_account))
+            if self._total >= in_all:
+                raise StreamsFullError(details=_refusal())
             self._open[user_id] = self._open.get(user_id, 0) + 1
+            self._total += 1
         metrics.OPEN_STREAMS.inc()
         return Slot(self, user_id)
 
     def _give_back(self, user_id: int) -> None:
         metrics.OPEN_STREAMS.dec()
         with self._lock:
+            self._total -= 1
             left = self._open.get(user_id, 0) - 1
             if left > 0:
                 self._open[user_id] = left
@@ -66,6 +76,14 @@ class Slots:
     def open_for(self, user_id: int) -> int:
         with self._lock:
             return self._open.get(user_id, 0)
+
+    def open_in_all(self) -> int:
+        with self._lock:
+            return self._total
+
+
+def _refusal(**details: Any) -> dict[str, Any]:
+    return {**details, "retry_after": int(settings.LIVE_STREAMS_RETRY_AFTER)}
 
 
 @dataclass
@@ -203,7 +221,7 @@ def account_item(snapshot: MatchSnapshot, user: User) -> JSON:
     current = snapshot.current
     turn = None
     if snapshot.status == MatchStatus.ACTIVE and current is not None and not current.abandoned:
-        turn = current.state().turn
+        turn = current.replayed().turn
     return {
         "match": snapshot.match_id,
         "status": snapshot.status,

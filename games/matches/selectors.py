@@ -214,6 +214,11 @@ def match_summary(match: Match, seats: list[Seat]) -> JSON:
     }
 
 
+@lru_cache(maxsize=1024)
+def _replayed(players: int, dealer: int, seed: str, moves: tuple[str, ...]) -> rules.Deal:
+    return rules.replay_moves(players, dealer, deck_for_seed(seed), moves)
+
+
 @dataclass(frozen=True)
 class CurrentDeal:
     """A match's last deal as its details need it: the public summary, and what replays it
@@ -228,12 +233,17 @@ class CurrentDeal:
     partners_last_hand: bool
 
     def state(self) -> rules.Deal:
-        """The rules engine's replay of the deal."""
+        """The rules engine's replay of the deal: the caller's own, to play on."""
         return rules.replay_moves(self.players, self.dealer, deck_for_seed(self.seed), self.moves)
+
+    def replayed(self) -> rules.Deal:
+        """The same replay, shared by every view of this very position in the process (a
+        move's viewers, each stream's event): to read, never to play on."""
+        return _replayed(self.players, self.dealer, self.seed, self.moves)
 
     def view(self, seat: int | None) -> JSON:
         """The deal as ``seat`` (None: a spectator) may see it, with its public facts."""
-        state = self.state()
+        state = self.replayed()
         if seat is None:
             view = rules.spectator_view(state)
         else:

@@ -17,7 +17,9 @@ hand. Then bodies are put before the detector as alice sees them:
 - the real match export with the ``peek`` leak planted in it (issue 20: every item given a
   live deal's stock), which must fail.
 
-There is no stream endpoint yet: when one exists, its events are a further kind to plant.
+The live streams' blocks (issue 13) are a further kind: the real blocks of a match stream
+pass, and a leak planted in one is caught, at the secrets of the event's id; an account
+stream's blocks may hold no card and no seed at all.
 ``bench/audit_mutations.py`` runs this file against one-line weakenings of the detector.
 """
 
@@ -37,8 +39,9 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from games import rules
 from games.matches.services import SeatSpec, match_create, match_join
-from games.models import Deal, DealStatus
+from games.models import Deal, DealStatus, Move
 from games.replays import selectors as replays
+from tests.live.streams import match_position
 
 pytestmark = pytest.mark.django_db
 
@@ -86,6 +89,19 @@ def caught(audit: Audit, viewer: Viewer, response: Any, allow: frozenset[str]) -
         return str(error)
     assert audit.checked == before + 1
     return None
+
+
+def assert_each_caught(cases: dict[str, tuple[Callable[[], str | None], str]]) -> None:
+    """Each case's check complains (not None), for the reason planted."""
+    missed, wrong_reason = [], []
+    for name, (check, reason) in cases.items():
+        complaint = check()
+        if complaint is None:
+            missed.append(name)
+        elif reason not in complaint:
+            wrong_reason.append((name, reason, complaint[:300]))
+    assert not missed, missed
+    assert not wrong_reason, wrong_reason
 
 
 @dataclass
@@ -315,15 +331,12 @@ def test_a_planted_leak_of_every_kind_is_caught(scene: Scene) -> None:
         )
         if not isinstance(data, HttpResponse):  # and the same in the browsable API
             cases[f"finished deal, {name} (html)"] = (browsable(data), reason)
-    missed, wrong_reason = [], []
-    for name, (response, reason) in cases.items():
-        complaint = caught(s.audit, s.alice, response, frozenset())
-        if complaint is None:
-            missed.append(name)
-        elif reason not in complaint:
-            wrong_reason.append((name, reason, complaint[:300]))
-    assert not missed, missed
-    assert not wrong_reason, wrong_reason
+    assert_each_caught(
+        {
+            name: (lambda r=response: caught(s.audit, s.alice, r, frozenset()), reason)
+            for name, (response, reason) in cases.items()
+        }
+    )
     assert len(cases) >= 90
     # A viewer with no seat may know no hand: neither seat's.
     assert s.truth.active is not None
@@ -437,3 +450,122 @@ def test_the_partners_hand_is_allowed_only_when_the_rules_show_it(
         for card in partner:
             outsider = Viewer("out", APIClient())
             assert caught(audit, outsider, json_response({"c": card}), frozenset()) is not None
+
+
+# --- The live streams (issue 13): each block a stream sends -------------------------------
+
+
+def stream_blocks(s: Scene, wire: str, after: int, who: Viewer | None = None) -> list[str]:
+    """The blocks (SSE) or lines (NDJSON) a match stream sends ``who`` (alice) after
+    ``after``: served here by the test client (WSGI), it sends what is owed and ends."""
+    viewer = who or s.alice
+    path = f"{API}/matches/{s.truth.match_id}/stream?after={after}"
+    response = viewer.client.get(path, HTTP_ACCEPT=wire)
+    assert response.status_code == 200, response.content[:300]
+    text = b"".join(response.streaming_content).decode()
+    return [b for b in text.split("\n\n" if wire == SSE else "\n") if b]
+
+
+def caught_stream(s: Scene, wire: str, block: str, account: bool = False) -> str | None:
+    """The detector's complaint about one block of a stream (None: it passed)."""
+    check = s.audit.check_account_event if account else s.audit.check_stream
+    before = s.audit.checked
+    try:
+        check(s.alice, wire, block, "planted")
+    except AssertionError as error:
+        return str(error)
+    assert s.audit.checked == before + 1
+    return None
+
+
+SSE, NDJSON = "text/event-stream", "application/x-ndjson"
+
+
+def _sse(event: dict[str, Any], *, id_line: Any = None, event_line: str | None = None) -> str:
+    return (
+        f"id: {event['id'] if id_line is None else id_line}\n"
+        f"event: {event['type'] if event_line is None else event_line}\n"
+        f"data: {json.dumps(event)}"
+    )
+
+
+def test_a_planted_leak_in_a_stream_block_is_caught(scene: Scene) -> None:
+    """Every block of a match stream, in both formats, is searched as a response is, at
+    the secrets of its id: the real blocks pass, and a leak planted anywhere in one (its
+    event's detail, its SSE lines, a comment, a card named as played) is caught; so is a
+    card that was secret when the event was built though public now, and an event whose
+    detail is not the match at its id. An account stream's blocks may name no card at
+    all, nor any seed."""
+    s = scene
+    truth = s.truth
+    assert truth.active is not None
+    state = truth.active.state
+    latest = match_position(truth.match_id)
+    start = latest - state.ply  # the position of deal 2's start; 5 cards since
+    for wire in (SSE, NDJSON):
+        blocks = stream_blocks(s, wire, start - 2)  # deal 1's last card, deal 2's five
+        events = [b for b in blocks if "{" in b]
+        assert len(events) == 6, blocks
+        for block in blocks:
+            assert caught_stream(s, wire, block) is None, block
+    sse = stream_blocks(s, SSE, start - 2)
+    parsed = [json.loads(b.split("data: ", 1)[1]) for b in sse if "data: " in b]
+    assert parsed[0]["id"] == start  # deal 1's last card, and deal 2 dealt
+    at3 = next(e for e in parsed if e["id"] == start + 3)
+    assert at3["move"]["ply"] == 2
+    # A card bob played after ply 3: public now, in his hand then.
+    later = next(
+        card
+        for card in Move.objects.filter(deal=truth.active.pk, ply__gte=3, seat=1)
+        .order_by("ply")
+        .values_list("card", flat=True)
+        if card != state.briscola.code
+    )
+    bobs, piece = s.bobs, s.seed[5 : 5 + SEED_PIECE]
+    planted: dict[str, tuple[str, str, str]] = {}
+
+    def plant(name: str, event: dict[str, Any], reason: str, **lines: Any) -> None:
+        planted[f"{name} (sse)"] = (SSE, _sse(event, **lines), reason)
+        if not lines:
+            planted[f"{name} (ndjson)"] = (NDJSON, json.dumps(event), reason)
+
+    leaky = json.loads(json.dumps(at3))
+    leaky["detail"]["current_deal"]["hand"].append(bobs)
+    plant("a card in the detail", leaky, f"card {bobs}")
+    plant("a card as a key", {**at3, bobs: 1}, f"card {bobs}")
+    leaky = json.loads(json.dumps(at3))
+    leaky["detail"]["current_deal"]["hand"].append(later)
+    plant("a card played later, secret at the event's id", leaky, f"card {later}")
+    plant("a seed piece", {**at3, "note": piece.upper()}, "seed piece")
+    plant("the event line", at3, f"card {bobs}", event_line=f"card_played {bobs}")
+    plant("the id line", at3, "seed piece", id_line=f"{at3['id']} {piece}")
+    wrong_move = json.loads(json.dumps(at3))
+    wrong_move["move"]["card"] = bobs
+    plant("a move that was not played", wrong_move, "stream event move")
+    ahead = json.loads(json.dumps(at3))
+    ahead["move"]["ply"] = 39
+    plant("a move of a ply not played yet", ahead, "stream event move")
+    plant("an event placed at another id", {**at3, "id": start + 4}, "not the match at its id")
+    planted["a comment"] = (SSE, f": keep-alive {bobs}", f"card {bobs}")
+    planted["a heartbeat line"] = (NDJSON, f" {bobs} ", f"card {bobs}")
+    assert_each_caught(
+        {
+            name: (lambda w=wire, b=block: caught_stream(s, w, b), reason)
+            for name, (wire, block, reason) in planted.items()
+        }
+    )
+    # The account stream: no card at all (even the seat's own), no seed (even one open).
+    own = state.hands[0][0].code
+    finished_seed = truth.deals[s.first].seed
+    fine = {"id": 1, "type": "your_turn", "match": truth.match_id, "ply": 5, "your_turn": True}
+    assert caught_stream(s, NDJSON, json.dumps(fine), account=True) is None
+    assert caught_stream(s, SSE, _sse(fine), account=True) is None
+    for block, reason in (
+        (json.dumps({**fine, "hand": [own]}), f"card {own}"),
+        (_sse(fine, event_line=f"your_turn {own}"), f"card {own}"),
+        (json.dumps({**fine, "x": finished_seed}), "seed piece"),
+        (json.dumps({**fine, "x": piece}), "seed piece"),
+    ):
+        wire = SSE if block.startswith("id:") else NDJSON
+        complaint = caught_stream(s, wire, block, account=True)
+        assert complaint is not None and reason in complaint, (block, complaint)

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from games.live import bus as live_bus
 from games.live.events import reader
+from games.live.streams import slots
 
 
 @pytest.fixture
@@ -28,6 +29,9 @@ def live(settings: Any) -> Iterator[live_bus.LocalBus]:
     yield bus
     live_bus.set_bus(None)
     reader.clear()
+    # Every stream the test opened was closed (as the ASGI handler closes it), and gave
+    # its place under the caps back.
+    assert slots.open_in_all() == 0, dict(slots._open)
 
 
 @pytest.fixture

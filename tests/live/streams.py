@@ -69,8 +69,10 @@ class Stream:
         self.raw: list[str] = []  # every block or line as received
 
     async def next(self, timeout: float = 20.0) -> dict[str, Any] | None:
-        """The next event; None once the server ended the stream."""
+        """The next event; None once the server ended the stream. TimeoutError when none
+        came within ``timeout`` seconds (heartbeats do not count)."""
         separator = "\n\n" if self.wire == SSE else "\n"
+        deadline = asyncio.get_running_loop().time() + timeout
         while True:
             while separator in self._buffer:
                 block, self._buffer = self._buffer.split(separator, 1)
@@ -88,7 +90,8 @@ class Stream:
             if self.ended:
                 return None
             try:
-                chunk = await asyncio.wait_for(self._chunks.__anext__(), timeout)
+                left = deadline - asyncio.get_running_loop().time()
+                chunk = await asyncio.wait_for(self._chunks.__anext__(), max(left, 0.001))
             except StopAsyncIteration:
                 self.ended = True
                 continue
@@ -113,11 +116,13 @@ class Stream:
         return events
 
     async def close(self) -> None:
-        """Hang up: the test client's wrapper of the body is closed, which closes the
-        response (as an ASGI server does when the client goes away)."""
+        """Hang up as Django's ASGI handler does when the client goes away: the body's
+        iterator is closed, then the response (its closers: a stream never read still
+        gives its slot back)."""
         if self.response.streaming:
             await self._chunks.aclose()  # type: ignore[attr-defined]
             await self.response._iterator.aclose()
+        await sync_to_async(self.response.close)()
 
 
 async def _nothing() -> AsyncIterator[bytes]:
@@ -142,6 +147,20 @@ def match_position(match_id: Any) -> int:
     found = selectors.match_version(match_id=match_id)
     assert found is not None
     return position(found[1])
+
+
+def timeless_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    """A match detail without ``seconds_left``, which counts down between two builds of
+    one version (the ``deadline`` it counts to is compared)."""
+    return {k: v for k, v in detail.items() if k != "seconds_left"}
+
+
+def timeless(event: dict[str, Any]) -> dict[str, Any]:
+    """An event whose detail is without ``seconds_left`` (:func:`timeless_detail`)."""
+    detail = event.get("detail")
+    if not isinstance(detail, dict):
+        return event
+    return {**event, "detail": timeless_detail(detail)}
 
 
 def ids_strictly_increase(events: list[dict[str, Any]]) -> bool:

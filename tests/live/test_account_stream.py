@@ -86,3 +86,37 @@ def test_an_account_hears_of_invitations_turns_ends_and_ratings(
     assert "invitation_received" not in bob_types
     # nothing about a hand: an account event names matches, turns and results only
     assert not any("hand" in e or "detail" in e for e in events + bob_events)
+
+
+def test_a_rematch_reaches_the_account_streams_of_both_players(
+    user_factory: Callable[..., User], games: Any, deterministic_seeds: None
+) -> None:
+    """The other player hears of the invitation; once accepted, both hear of the start
+    (the proposer, seated at once, is watched from the proposal on)."""
+    from games.clocks.services import rematch_propose
+
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    first = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=first.pk, user=bob)
+    games.play(first, 2)  # both have played: a resignation ends the match
+    match_resign(match_id=first.pk, user=bob)
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any]:
+        alices = await open_stream("/api/v1/stream", alice, NDJSON)
+        bobs = await open_stream("/api/v1/stream", bob, SSE)
+        assert (await alices.next())["type"] == (await bobs.next())["type"] == "account"
+        rematch = await in_test_thread(rematch_propose)(match_id=first.pk, user=alice)
+        bob_heard = [await bobs.next()]  # alice, seated at once, is told nothing yet
+        await in_test_thread(rematch_propose)(match_id=first.pk, user=bob)  # accepted
+        alice_heard = [await alices.next()]
+        bob_heard.append(await bobs.next())
+        await alices.close()
+        await bobs.close()
+        return alice_heard, bob_heard, rematch
+
+    alice_heard, bob_heard, rematch = run(scenario)
+    assert {e["match"] for e in alice_heard + bob_heard} == {str(rematch.pk)}
+    assert bob_heard[0]["type"] == "invitation_received" and bob_heard[0]["invited"]
+    assert bob_heard[0]["status"] == "waiting" and bob_heard[0]["your_seat"] is None
+    assert [e["type"] for e in (alice_heard[0], bob_heard[1])] == ["match_started"] * 2
+    assert alice_heard[0]["your_seat"] == 1 and bob_heard[1]["your_seat"] == 0

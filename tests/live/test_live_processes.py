@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from tests.faults.stack import Client, Process, Stack, free_port, wait_for
-from tests.live.streams import parse_sse
+from tests.live.streams import parse_sse, timeless_detail
 
 pytestmark = pytest.mark.processes
 
@@ -87,12 +87,6 @@ class LiveStack(Stack):
         other = Client(self.bases[index], "")
         other.session.headers.update(client.session.headers)
         return other
-
-
-def _timeless(detail: dict[str, Any]) -> dict[str, Any]:
-    """A detail without ``seconds_left``, which counts down between two reads of the same
-    version (the ``deadline`` it counts to is compared)."""
-    return {k: v for k, v in detail.items() if k != "seconds_left"}
 
 
 def _answers(base: str) -> bool:
@@ -193,7 +187,7 @@ def test_a_move_posted_to_one_instance_reaches_a_stream_on_the_other(
     assert [e["type"] for e in events] == ["card_played"] * 12
     assert [e["id"] for e in events] == list(range(first["id"] + 1, first["id"] + 13))
     detail = alice.get(f"/api/v1/matches/{match_id}").json()
-    assert _timeless(events[-1]["detail"]) == _timeless(detail)
+    assert timeless_detail(events[-1]["detail"]) == timeless_detail(detail)
     print(f"move (instance 2) -> event (instance 1): max {max(delays) * 1000:.1f} ms")
 
 
@@ -282,6 +276,6 @@ def test_redis_down_while_a_stream_is_open_loses_nothing(live_stack: LiveStack) 
         match_id,
     )
     assert [e["move"]["card"] for e in events] == [card for (card,) in log]
-    assert json.dumps(_timeless(events[-1]["detail"]), sort_keys=True) == json.dumps(
-        _timeless(alice.get(f"/api/v1/matches/{match_id}").json()), sort_keys=True
+    assert json.dumps(timeless_detail(events[-1]["detail"]), sort_keys=True) == json.dumps(
+        timeless_detail(alice.get(f"/api/v1/matches/{match_id}").json()), sort_keys=True
     )

@@ -24,6 +24,7 @@ from tests.live.streams import (
     open_stream,
     parse_sse,
     run,
+    timeless_detail,
 )
 from tests.matches.conftest import assert_error_shape
 
@@ -77,7 +78,7 @@ def test_every_change_is_one_event_with_the_rest_detail_in_both_formats(
                 if event["type"] == "match_finished":
                     continue
                 detail, etag = await in_test_thread(_rest)(api[who.pk], match.pk)
-                assert event["detail"] == detail
+                assert timeless_detail(event["detail"]) == timeless_detail(detail)
                 assert event["etag"] == etag
                 assert event["id"] == target
                 seen[(name, wire)].append(event)
@@ -89,7 +90,8 @@ def test_every_change_is_one_event_with_the_rest_detail_in_both_formats(
             assert first is not None and first["type"] == "match"
             who = alice if name == "alice" else bob
             detail, etag = await in_test_thread(_rest)(api[who.pk], match.pk)
-            assert first["detail"] == detail and first["etag"] == etag
+            assert timeless_detail(first["detail"]) == timeless_detail(detail)
+            assert first["etag"] == etag
             seen[(name, wire)].append(first)
 
         await step(lambda: match_join(match_id=match.pk, user=bob))
@@ -210,6 +212,7 @@ def test_the_cap_on_open_streams_per_account(
     user_factory: Callable[..., User], settings: Any
 ) -> None:
     settings.LIVE_MAX_STREAMS_PER_ACCOUNT = 2
+    settings.LIVE_STREAMS_RETRY_AFTER = 7
     alice, bob = user_factory(username="alice"), user_factory(username="bob")
     match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
 
@@ -217,19 +220,60 @@ def test_the_cap_on_open_streams_per_account(
         first = await open_stream(_path(match.pk), alice)
         second = await open_stream("/api/v1/stream", alice)
         refused = await open_stream(_path(match.pk), alice)
+        refused_account = await open_stream("/api/v1/stream", alice, NDJSON)
         others = await open_stream(_path(match.pk), bob)  # the cap is per account
         await first.next()
         await first.close()
         again = await open_stream("/api/v1/stream", alice)
         statuses = [first.status, second.status, refused.status, others.status, again.status]
-        body = refused.response.content if not refused.response.streaming else b""
         for stream in (second, others, again):
             await stream.close()
-        return [statuses, body]
+        return [statuses, refused.response, refused_account.response]
 
-    statuses, body = run(scenario)
+    statuses, *refusals = run(scenario)
     assert statuses == [200, 200, 429, 200, 200]
-    assert b'"too_many_streams"' in body
+    for response in refusals:  # either route, either format: the one JSON error shape
+        assert not response.streaming
+        assert response["Content-Type"].startswith("application/json")
+        body = assert_error_shape(response, 429, "too_many_streams")
+        assert body["details"] == {"limit": 2, "retry_after": 7}
+        assert response["Retry-After"] == "7"
+
+
+def test_the_cap_on_open_streams_per_process(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    """Over ``LIVE_MAX_STREAMS`` (all accounts together) a stream is 503 ``streams_full``
+    with Retry-After, whoever asks; a stream that ends gives its place back."""
+    settings.LIVE_MAX_STREAMS = 3
+    settings.LIVE_STREAMS_RETRY_AFTER = 4
+    alice, bob, carol = (user_factory(username=n) for n in ("alice", "bob", "carol"))
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> list[Any]:
+        held = [
+            await open_stream(_path(match.pk), alice),
+            await open_stream("/api/v1/stream", bob),
+            await open_stream("/api/v1/stream", carol),
+        ]
+        full = [
+            await open_stream(_path(match.pk), alice),
+            await open_stream("/api/v1/stream", carol, NDJSON),
+        ]
+        await held[0].next()
+        await held[0].close()
+        again = await open_stream("/api/v1/stream", carol)
+        statuses = [s.status for s in (*held, *full, again)]
+        for stream in (*held[1:], again):
+            await stream.close()
+        return [statuses, *(s.response for s in full)]
+
+    statuses, *refusals = run(scenario)
+    assert statuses == [200, 200, 200, 503, 503, 200]
+    for response in refusals:
+        body = assert_error_shape(response, 503, "streams_full")
+        assert body["details"] == {"retry_after": 4}
+        assert response["Retry-After"] == "4"
 
 
 def test_a_revoked_token_closes_its_streams(user_factory: Callable[..., User]) -> None:
@@ -324,4 +368,5 @@ def test_served_by_wsgi_a_stream_answers_what_is_owed_and_ends(
     events = [e for block in text.split("\n\n") if (e := parse_sse(block))]
     assert [e["type"] for e in events] == ["card_played"] * 3
     assert [e["id"] for e in events] == [after + 1, after + 2, after + 3]
-    assert events[-1]["detail"] == api_for(alice).get(f"/api/v1/matches/{match.pk}").json()
+    rest = api_for(alice).get(f"/api/v1/matches/{match.pk}").json()
+    assert timeless_detail(events[-1]["detail"]) == timeless_detail(rest)
