@@ -70,7 +70,9 @@ def position(version: tuple[Any, ...]) -> int:
     status, joined, deals, moves, ratings, events = version
     cards = (DEAL_CARDS + 1) * (deals - 1) + 1 + moves if deals else 0
     ended = status in (MatchStatus.FINISHED, MatchStatus.ABORTED)
-    return int(joined) + cards + int(ended) + int(ratings > 0) + int(events)
+    # A clock event counts twice: a seat left (one event) also takes one from the seats
+    # joined, and the position must still grow with it.
+    return int(joined) + cards + int(ended) + int(ratings > 0) + 2 * int(events)
 
 
 def changes_between(old: tuple[Any, ...], new: tuple[Any, ...]) -> list[str]:

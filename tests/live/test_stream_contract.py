@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import User
 from accounts.services import token_revoke
+from games.clocks.services import match_leave
 from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
 from games.models import MatchStatus
 from tests.live.streams import (
@@ -171,6 +172,38 @@ def test_seats_joined_match_started_and_aborted(
     ]
     assert [e["type"] for e in aborted] == ["match", "match_aborted"]
     assert aborted[-1]["detail"]["status"] == MatchStatus.ABORTED
+
+
+def test_a_seat_left_is_an_event_and_the_position_grows(
+    user_factory: Callable[..., User], deterministic_seeds: None
+) -> None:
+    alice, bob, carol = (user_factory(username=n) for n in ("alice", "bob", "carol"))
+    four = match_create(
+        creator=alice, players=4, format="single", seats=[SeatSpec("open")] * 3, public=True
+    )
+    match_join(match_id=four.pk, user=bob)
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[int]]:
+        stream = await open_stream(_path(four.pk), alice, NDJSON)
+        events = [await stream.next()]
+        positions = [await in_test_thread(match_position)(four.pk)]
+        await in_test_thread(lambda: match_leave(match_id=four.pk, user=bob))()
+        positions.append(await in_test_thread(match_position)(four.pk))
+        events += await stream.until(positions[-1])
+        await in_test_thread(lambda: match_join(match_id=four.pk, user=carol))()
+        positions.append(await in_test_thread(match_position)(four.pk))
+        events += await stream.until(positions[-1])
+        await stream.close()
+        return events, positions
+
+    events, positions = run(scenario)
+    assert positions[0] < positions[1] < positions[2]
+    assert [e["type"] for e in events] == ["match", "match_event", "seat_joined"]
+    assert [int(e["id"]) for e in events] == positions
+    left, joined = events[1]["detail"]["seats"], events[2]["detail"]["seats"]
+    assert [s["joined"] for s in left] == [True, False, False, False]
+    assert [s["joined"] for s in joined] == [True, True, False, False]
+    assert joined[1]["user"] == "carol"
 
 
 def test_errors_before_the_stream_starts(
