@@ -124,3 +124,13 @@ def boxes_outside_viewport(page: Any, selector: str) -> list[Any]:
         }""",
         selector,
     )
+
+
+@pytest.fixture(autouse=True)
+def _streams_reconnect_at_once(settings: Any) -> None:
+    """``live_server`` serves WSGI, where a stream answers the events owed and ends (see
+    games/live/apis.py); the page's EventSource then reconnects after the stream's
+    ``retry`` (LIVE_RETRY_MS, 2 s), so each bot reply the page waits for would come up to
+    2 s late. Reconnecting after 250 ms, the page sees it almost at once, as under ASGI,
+    where the stream stays open."""
+    settings.LIVE_RETRY_MS = 250

@@ -9,20 +9,29 @@ from typing import Any
 
 import pytest
 
-from tests.faults.stack import Client, Stack, wait_for
+from tests.faults.stack import Client, Stack, Templates, wait_for
+
+
+@pytest.fixture(scope="session")
+def stack_templates() -> Iterator[Templates]:
+    """The session's migrated clusters, which each stack's PostgreSQL starts as a copy of."""
+    templates = Templates()
+    yield templates
+    templates.close()
 
 
 @pytest.fixture
-def make_stack(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+def make_stack(tmp_path: Path, stack_templates: Templates) -> Iterator[Callable[..., Stack]]:
     """``make_stack(**settings)``: start PostgreSQL, Redis and gunicorn with these
     environment settings; closed (every process killed) after the test. On a failure the
-    processes' log tails are printed."""
+    processes' log tails are printed. Each stack's cluster is its own: a copy of a migrated
+    one with the bots' accounts (see stack.Templates), as fresh as a new one."""
     stacks: list[Stack] = []
 
     def make(**settings: str) -> Stack:
         stack = Stack(tmp_path / f"stack{len(stacks)}", **settings)
         stacks.append(stack)
-        stack.start()
+        stack.start(stack_templates)
         return stack
 
     yield make

@@ -27,8 +27,10 @@ DATABASE_URL=postgres://...). A failure prints the request as a curl command.
 
 from __future__ import annotations
 
+import hashlib
 import io
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +40,7 @@ import schemathesis
 from django.core import signals
 from django.core.management import call_command
 from django.db import close_old_connections, transaction
+from django.test import TestCase, override_settings
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
@@ -52,9 +55,11 @@ from schemathesis.specs.openapi.checks import (
 from accounts.models import User
 from accounts.services import access_token_create
 from briscola_service.wsgi import application
+from games import rules
 from games.matches.services import SeatSpec, match_create, match_join
 from games.models import Deal, Seat
 from games.replays import selectors as replays
+from tests.conftest import Games, celery_conf
 
 pytestmark = pytest.mark.django_db
 
@@ -95,15 +100,40 @@ class World:
     token_ids: list[int]  # alice's personal access tokens
 
 
-@pytest.fixture
-def world(
-    user_factory: Callable[..., User],
-    games: Any,
-    deterministic_seeds: None,
-    django_capture_on_commit_callbacks: Any,
-) -> World:
+@pytest.fixture(scope="module")
+def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
+    """Alice's world, built once for the module, as TestCase.setUpTestData does: inside a
+    transaction rolled back at the module's end. Each test runs in a savepoint of it
+    (pytest-django's ``db``) and each request in one more (:func:`rolled_back`), so every
+    example of every operation sees the world exactly as built, whatever ran before."""
+    # As the deterministic_seeds fixture does, for the module instead of a test.
+    prefix = hashlib.sha256(__name__.encode()).hexdigest()[:32]
+    seeds = itertools.count(1)
+    with (
+        django_db_blocker.unblock(),
+        override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+        celery_conf(task_always_eager=True, task_eager_propagates=True),
+        transaction.atomic(),
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        patch.setattr(rules, "new_seed", lambda: f"{prefix}-{next(seeds)}")
+        yield _build_world(TestCase.captureOnCommitCallbacks)
+        transaction.set_rollback(True)
+
+
+def _user(username: str) -> User:
+    """As tests/conftest.py's user_factory: an account with PASSWORD and a token."""
+    user = User(username=username)
+    user.set_password(PASSWORD)
+    user.save()
+    Token.objects.create(user=user)
+    return user
+
+
+def _build_world(django_capture_on_commit_callbacks: Any) -> World:
+    games = Games
     call_command("ensure_bots", stdout=io.StringIO())
-    people = {name: user_factory(username=name) for name in TOKENS}
+    people = {name: _user(name) for name in TOKENS}
     for name, key in TOKENS.items():
         Token.objects.filter(user=people[name]).update(key=key)
     alice, bob, carol = people["alice"], people["bob"], people["carol"]

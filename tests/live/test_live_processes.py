@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import queue
+import socket
 import sys
 import threading
 import time
@@ -129,6 +130,9 @@ class HttpStream:
         return found
 
     def close(self) -> None:
+        # The reader thread waits in a read (the next heartbeat is a minute away) holding
+        # the buffer's lock that close() takes: end that read first, from the socket.
+        self.response.raw.connection.sock.shutdown(socket.SHUT_RDWR)
         self.response.close()
 
 

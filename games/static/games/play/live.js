@@ -57,6 +57,7 @@ export class MatchFeed {
       let data = null;
       try { data = JSON.parse(event.data); } catch (e) { data = null; }
       if (data && data.detail && "current_deal" in data.detail) {
+        if (data.etag && data.etag === this.etag) return; // shown already (the first event)
         if (data.etag) this.etag = data.etag;
         this.onDetail(data.detail);
       } else {

@@ -293,7 +293,20 @@ function draw() {
 
 // --- the flow of a match -----------------------------------------------------------------
 
+// How far into the match a detail is: deals and their plies only go forward.
+function behind(data, than) {
+  const [a, b] = [data.current_deal, than.current_deal];
+  if (!a || !b) return false;
+  return a.number < b.number || (a.number === b.number && a.ply < b.ply);
+}
+
 function show(data) {
+  // A move's answer can arrive after the stream's event of the bot's reply to it: that
+  // older detail must not hide the reply (the page would wait for a turn it was given).
+  if (detail !== null && behind(data, detail)) {
+    draw();
+    return;
+  }
   const first = detail === null;
   detail = data;
   clockSeen(data);
