@@ -237,9 +237,9 @@ class Moment(Secrets):
 class Timeline:
     """Where a match was at each position. A position (a stream event's id, docs/bots.md)
     counts the seats taken, each deal (41: its start and its 40 cards), the cards of the
-    deal being played, the match's end, its rating and each of its events (a timeout, a
-    seat taken over, a rematch proposed: each placed by its deal and ply, before the card
-    at that ply; or before the first deal; or after the end). Read from the models, and
+    deal being played, the match's end, its rating and each of its events, twice (a
+    timeout, a seat taken over, a rematch proposed: each placed by its deal and ply, before
+    the card at that ply; or before the first deal; or after the end). Read from the models, and
     checked against the service's own position of the match's version: a model of the
     positions gone wrong fails here, rather than check an event against another moment."""
 
@@ -253,13 +253,15 @@ class Timeline:
         rated = RatingChange.objects.filter(match_id=match.pk).exists()
         order = sorted(truth.deals.values(), key=lambda d: d.number)
         number = {d.pk: k for k, d in enumerate(order)}
-        before_deals = sum(1 for d, _, after in events if d is None and not after)
-        after_end = sum(1 for d, _, after in events if d is None and after)
+        # Each event counts twice (games.live.events.position: a seat left also takes one
+        # from the seats joined, and the position must still grow).
+        before_deals = 2 * sum(1 for d, _, after in events if d is None and not after)
+        after_end = 2 * sum(1 for d, _, after in events if d is None and after)
         # (position, deal, cards): when each deal had seen each number of its cards.
         self.reach: list[tuple[int, DealTruth, int]] = []
         for k, deal in enumerate(order):
             for m in range(deal.state.ply + 1):
-                placed = sum(
+                placed = 2 * sum(
                     1
                     for d, ply, _ in events
                     if d is not None and (number[d] < k or (d == deal.pk and ply < m))
@@ -268,7 +270,7 @@ class Timeline:
                 self.reach.append((at, deal, m))
         ended = match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED)
         cards = (DEAL_CARDS + 1) * (len(order) - 1) + 1 + order[-1].state.ply if order else 0
-        self.now = joined + cards + int(ended) + int(rated) + len(events)
+        self.now = joined + cards + int(ended) + int(rated) + 2 * len(events)
         found = selectors.match_version(match_id=match.pk)
         assert found is not None, match.pk
         assert self.now == _service_position(found[1]), ("timeline", self.now, found[1])

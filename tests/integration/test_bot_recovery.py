@@ -71,9 +71,9 @@ def record_and_deliver(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]
     calls: list[tuple[int, int]] = []
     real_delay = bot_play.delay
 
-    def delay(deal_id: int, ply: int) -> Any:
+    def delay(deal_id: int, ply: int, *rest: Any) -> Any:  # rest: the reply's account, fair
         calls.append((deal_id, ply))
-        return real_delay(deal_id, ply)
+        return real_delay(deal_id, ply, *rest)
 
     monkeypatch.setattr(bot_play, "delay", delay)
     return calls
@@ -166,7 +166,7 @@ def test_bot_move_play_twice_plays_once(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     queued: list[tuple[int, int]] = []
-    monkeypatch.setattr(bot_play, "delay", lambda *a: queued.append(a))
+    monkeypatch.setattr(bot_play, "delay", lambda *a: queued.append(a[:2]))
     ply, _ = play_until_the_bot_is_to_move(table, games, django_capture_on_commit_callbacks)
     assert queued[-1] == (table.deal.pk, ply)
 

@@ -32,7 +32,8 @@ CONFLICT_CODES = {"stale_ply", "not_your_turn"}
 def queued_bot_replies(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """The (deal id, ply) of every bot reply queued, instead of sending it."""
     queued: list[tuple[int, int]] = []
-    monkeypatch.setattr(bot_play, "delay", lambda deal_id, ply: queued.append((deal_id, ply)))
+    # The task's other arguments (the reply's account, whether it was queued fairly) aside.
+    monkeypatch.setattr(bot_play, "delay", lambda deal_id, ply, *_: queued.append((deal_id, ply)))
     return queued
 
 
