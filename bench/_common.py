@@ -77,3 +77,20 @@ def celery_worker_cmd(concurrency: int, name: str | None = None) -> list[str]:
     cmd = [venv_bin("celery"), "-A", "briscola_service", "worker", "-l", "warning"]
     cmd += ["--concurrency", str(concurrency)]
     return cmd + (["-n", name] if name else [])
+
+
+def gunicorn_cmd(port: int, workers: int, asgi: bool = True) -> list[str]:
+    """A web server of a bench: gunicorn with production's uvicorn workers (``asgi``) or
+    the old sync workers, on 127.0.0.1:``port``, quiet logs."""
+    return [
+        venv_bin("gunicorn"),
+        "briscola_service.asgi" if asgi else "briscola_service.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "briscola_service.serving.Worker" if asgi else "sync",
+        "--log-level",
+        "warning",
+    ]

@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load  # noqa: E402  (bench/load.py: its processes, clients and phases)
+from _common import gunicorn_cmd  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -154,19 +155,9 @@ def main(argv: list[str] | None = None) -> int:
 
     database_url = f"postgres://postgres@127.0.0.1:5432/{args.db}"
     asgi = args.worker_class == "asgi"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "REDIS_URL": args.redis_url,
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "THROTTLE_USER_RATE": "none",
-        "THROTTLE_ANON_RATE": "none",
-        "LOG_LEVEL": "WARNING",
-        "DATABASE_CONN_MAX_AGE": "0" if asgi else "60",
-    }
+    env = load.service_env(
+        database_url, args.redis_url, DATABASE_CONN_MAX_AGE="0" if asgi else "60"
+    )
     logdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"briscola-scale-{os.getpid()}"
     logdir.mkdir(parents=True, exist_ok=True)
     procs = load.Procs(logdir)
@@ -185,18 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             webs.append(
                 procs.start(
                     f"web{name}",
-                    [
-                        load.venv_bin("gunicorn"),
-                        "briscola_service.asgi" if asgi else "briscola_service.wsgi",
-                        "--bind",
-                        f"127.0.0.1:{port}",
-                        "--workers",
-                        str(args.workers),
-                        "--worker-class",
-                        "briscola_service.serving.Worker" if asgi else "sync",
-                        "--log-level",
-                        "warning",
-                    ],
+                    gunicorn_cmd(port, args.workers, asgi),
                     env,
                 )
             )

@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import load  # noqa: E402  (bench/load.py: its processes, clients and phases)
+from _common import gunicorn_cmd  # noqa: E402
 
 
 def rss_kib(root_pid: int) -> int:
@@ -116,18 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         load.run([sys.executable, "manage.py", "ensure_bots"], env=env)
         web = procs.start(
             "web",
-            [
-                load.venv_bin("gunicorn"),
-                "briscola_service.asgi" if asgi else "briscola_service.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(args.workers),
-                "--worker-class",
-                "briscola_service.serving.Worker" if asgi else "sync",
-                "--log-level",
-                "warning",
-            ],
+            gunicorn_cmd(port, args.workers, asgi),
             env,
         )
         celery = [load.venv_bin("celery"), "-A", "briscola_service"]
