@@ -475,6 +475,16 @@ def _no_clocks_sweep_on_requests(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _stream_threads_close_their_connections(settings: Any) -> None:
+    """A stream's thread keeps its database connection for its next read in production
+    (``LIVE_DB_KEEP_CONNECTIONS``); in tests it closes it after each read, so that no test
+    leaves a session on the test database behind it (the database is flushed and dropped,
+    and tests/hardening checks that no other session is open). bench/streams.py measures
+    both."""
+    settings.LIVE_DB_KEEP_CONNECTIONS = False
+
+
+@pytest.fixture(autouse=True)
 def _fresh_throttle_history(settings: Any) -> None:
     """Each test's API requests are counted from zero by the throttles.
 
