@@ -30,7 +30,11 @@ How a body is searched (precisely, rather than loosely):
   class="prettyprint">``) is cut out, its ``urlize`` links stripped, and decoded as the JSON
   it is. Outside that block a page must hold no card-like token at all (asserted on every
   page), so nothing in the pages' own CSS, scripts or words needs allowing for.
-- Response headers are searched too (names and values).
+- Response headers are searched too (names and values). The values that are random hex
+  by construction (``DIGEST_HEADERS``: the request id, the ETag digest) are searched for
+  cards and for the seed in pieces of ``DIGEST_SEED_PIECE`` characters: 32 random hex
+  digits hold one of a few hundred 8-digit pieces by chance about once in 10,000 responses
+  (the audit sends more than that), 16-digit ones practically never.
 - What is about a deal that is over is public, but only what is shown to be exactly that
   deal's truth is left out of the search: in its events the rules engine's keys (equal to
   the rules engine's events of the finished deal), in its records and exports the deck and
@@ -77,6 +81,8 @@ CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])([A3RCF2-7][cdsb])(?![0-9A-Za-z])")
 EVERY_CARD = frozenset(card.code for card in rules.CARDS)
 DEAL_CARDS = len(rules.CARDS)
 SEED_PIECE = 8  # hex characters: 32 of the seed's 128 bits
+DIGEST_SEED_PIECE = 16  # in values random by construction: 64 bits, never there by chance
+DIGEST_HEADERS = frozenset({"etag", "x-request-id"})
 PRE_BLOCK = re.compile(
     r'<pre class="prettyprint"><span class="meta nocode">(?P<meta>.*?)</pre>', re.DOTALL
 )
@@ -318,13 +324,23 @@ def json_strings(value: Any) -> Iterator[str]:
         yield value
 
 
-def seed_pieces(seeds: tuple[str, ...]) -> frozenset[str]:
+def seed_pieces(seeds: tuple[str, ...], size: int = SEED_PIECE) -> frozenset[str]:
     pieces = set()
     for seed in seeds:
         seed = seed.lower()
         pieces.add(seed)
-        pieces.update(seed[i : i + SEED_PIECE] for i in range(len(seed) - SEED_PIECE + 1))
+        pieces.update(seed[i : i + size] for i in range(len(seed) - size + 1))
     return frozenset(pieces)
+
+
+def split_headers(header_text: str) -> tuple[str, str]:
+    """Headers as searched (:func:`headers_of`) split into the lines of ``DIGEST_HEADERS``
+    and the rest."""
+    plain, digests = [], []
+    for line in header_text.split("\n"):
+        name = line.partition(":")[0].strip().lower()
+        (digests if name in DIGEST_HEADERS else plain).append(line)
+    return "\n".join(plain), "\n".join(digests)
 
 
 @dataclass
@@ -379,6 +395,23 @@ def find_leaks(
             if piece in lowered:
                 leaks.add(f"seed piece {piece!r}")
     return sorted(leaks)
+
+
+def assert_clean(
+    response: Any, what: str, *, secrets: tuple[str, ...], cards: frozenset[str] = frozenset()
+) -> None:
+    """A response holds no piece of the ``secrets`` (seeds, in pieces of ``SEED_PIECE``
+    characters; ``DIGEST_SEED_PIECE`` in the digest headers) anywhere in its text and
+    headers, and, if it is JSON, none of the ``cards`` in any key or string. The short
+    check for responses that are not about one match's moments (:class:`Audit` is that)."""
+    text = response.content.decode("utf-8", "replace")
+    header_text, digests = split_headers(headers_of(response))
+    texts = [header_text, digests]
+    if response.get("Content-Type", "").startswith("application/json"):
+        texts.append("\x00".join(json_strings(json.loads(text))))
+    leaks = find_leaks(texts, cards, seed_pieces(secrets), [text, header_text])
+    leaks += find_leaks([], cards, seed_pieces(secrets, DIGEST_SEED_PIECE), [digests])
+    assert not leaks, f"{what}: {leaks[:3]}"
 
 
 # --- Public parts: what is shown to be exactly a finished deal's truth is left out ---------
@@ -653,6 +686,7 @@ class Audit:
         """The one search of everything that leaves the server: a response, or one event
         of a stream (its other lines as the "headers"), against ``truth``'s secrets."""
         secret = truth.hidden(viewer.seat) - allow
+        header_text, digests = split_headers(header_text)
         body = split_body(content_type, text, header_text)
         public = PublicParts(truth)
         if body.has_payload:
@@ -661,6 +695,9 @@ class Audit:
         else:  # the first text is the headers
             texts = [body.texts[0], *(public.strip_text(t) for t in body.texts[1:])]
         leaks = find_leaks(texts, secret, seed_pieces(truth.active_seeds), body.whole)
+        leaks += find_leaks(
+            [digests], secret, seed_pieces(truth.active_seeds, DIGEST_SEED_PIECE), [digests]
+        )
         assert not leaks, (viewer.name, label, leaks, text[:3000])
         if content_type.startswith("text/html"):
             # The pages show no card-like token of their own (CSS, words, scripts): every

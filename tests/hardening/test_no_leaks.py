@@ -50,9 +50,8 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -63,6 +62,7 @@ from leak_audit import (
     Capture,
     DealTruth,
     Viewer,
+    assert_clean,
 )
 from rest_framework.test import APIClient
 
@@ -754,44 +754,11 @@ def test_the_clock_routes_leak_nothing(
 # Issue 19: a staff member seated at a table, and the bots' seeds.
 #
 # A block of its own, with its own small detector (the audit above is being reworked for
-# issue 20): a response must hold no seed piece (``SEED_PIECE`` characters of a live
-# deal's seed, or of a bot decision's seed, in any letter case) anywhere in its text and
-# headers, and a JSON response no card the viewer's seat may not know.
+# issue 20; now leak_audit.assert_clean): a response must hold no seed piece (``SEED_PIECE``
+# characters of a live deal's seed, or of a bot decision's seed, in any letter case)
+# anywhere in its text and headers, and a JSON response no card the viewer's seat may not
+# know.
 # =============================================================================================
-
-_I19_CARD = re.compile(r"(?<![0-9A-Za-z])([A3RCF2-7][cdsb])(?![0-9A-Za-z])")
-_I19_PIECE = 8
-
-
-def _i19_pieces(secret: str) -> set[str]:
-    text = secret.lower()
-    return {text[i : i + _I19_PIECE] for i in range(len(text) - _I19_PIECE + 1)}
-
-
-def _i19_strings(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _i19_strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _i19_strings(item)
-    elif isinstance(value, str):
-        yield value
-
-
-def _i19_assert_clean(
-    response: HttpResponse, what: str, *, pieces: set[str], cards: set[str] = frozenset()
-) -> None:
-    """No secret piece in the body or headers; for JSON, no secret card in any string."""
-    text = response.content.decode("utf-8", "replace")
-    headers = "\n".join(f"{k}: {v}" for k, v in response.items())
-    lowered = (text + "\n" + headers).lower()
-    found = sorted(p for p in pieces if p in lowered)
-    assert not found, f"{what}: seed pieces {found[:3]}"
-    if cards and response.get("Content-Type", "").startswith("application/json"):
-        shown = {m for s in _i19_strings(json.loads(text)) for m in _I19_CARD.findall(s)}
-        assert not shown & cards, f"{what}: cards {sorted(shown & cards)}"
 
 
 @pytest.mark.usefixtures("unrelated_seeds")
@@ -818,7 +785,7 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
     seat = next(s.number for s in match.seats.all() if s.user_id == root.pk)
     secret_cards = {c.code for c in state.hands[1 - seat]} | {c.code for c in state.stock}
     secret_cards.discard(state.briscola.code)
-    pieces = _i19_pieces(deal.seed)
+    secrets = (deal.seed,)
     client = auth_client(root)
     client.force_login(root)
     api = f"/api/v1/matches/{match.pk}"
@@ -851,8 +818,11 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
         response = client.get(url)
         assert response.status_code < 500, (url, response.status_code)
         answered += response.status_code == 200
-        _i19_assert_clean(
-            response, f"{url} as the seated staff member", pieces=pieces, cards=secret_cards
+        assert_clean(
+            response,
+            f"{url} as the seated staff member",
+            secrets=secrets,
+            cards=frozenset(secret_cards),
         )
     assert answered >= 12  # the reads a player may make answered, not only refusals
     # The seat's own view is there: the detector looks at real bodies.
@@ -864,13 +834,13 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
     admin.force_login(other_admin)
     page = admin.get(f"/admin/games/deal/{deal.pk}/change/")
     assert page.status_code == 200
-    _i19_assert_clean(page, "the admin's deal page, not asked", pieces=pieces)
+    assert_clean(page, "the admin's deal page, not asked", secrets=secrets)
     assert b"reveal_live_deal=1" in page.content
     # ... and shows it, with a warning, when asked: the detector fires on that page.
     revealed = admin.get(f"/admin/games/deal/{deal.pk}/change/?reveal_live_deal=1")
     assert revealed.status_code == 200 and b"still being played" in revealed.content
-    with pytest.raises(AssertionError, match="seed pieces"):
-        _i19_assert_clean(revealed, "revealed on purpose", pieces=pieces)
+    with pytest.raises(AssertionError, match="seed piece"):
+        assert_clean(revealed, "revealed on purpose", secrets=secrets)
     # And the API gives the unseated administrator the whole deal, as before.
     whole = admin.get(f"/api/v1/deals/{deal.pk}")
     assert whole.status_code == 200 and whole.json()["seed"] == deal.seed
@@ -943,8 +913,8 @@ def test_bot_decision_seeds_never_leave_the_server(
                 get(who, f"/api/v1/deals/{summary['id']}{suffix}")
         get(who, f"/api/v1/matches/{match_id}/export")
     assert len(seeds) == 30 and {level for level, _, _ in seeds} == {"random", "greedy"}
-    pieces = set().union(*(_i19_pieces(seed) for _, _, seed in seeds))
+    secrets = tuple(seed for _, _, seed in seeds)
     public = {f"{s['id']}:{ply}" for s in final["deals"] for ply in range(40)}
     assert not {seed for _, _, seed in seeds} & public
     for url, response in responses:
-        _i19_assert_clean(response, url, pieces=pieces)
+        assert_clean(response, url, secrets=secrets)

@@ -236,29 +236,37 @@ def test_a_task_takes_the_request_id_in_its_headers_and_runs_under_it() -> None:
 
 
 @pytest.mark.django_db(transaction=True)  # bot replies are queued on commit
-def test_a_move_and_the_bot_reply_it_causes_log_the_same_request_id(
-    user_factory: Any, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_move_and_the_bot_reply_it_causes_log_the_same_request_id(user_factory: Any) -> None:
     alice = user_factory(username="alice")
     match = match_create(
         creator=alice, players=2, format="single", seats=[SeatSpec("bot", "greedy")]
     )
     deal = Deal.objects.get(match=match)
-    caplog.handler.addFilter(logs.RequestIdFilter())
-    caplog.clear()  # the bot's lead at creation, if it had it, was under no request
+    # A handler on the services' logger itself, not pytest's on the root logger: what an
+    # earlier test did to the root logger (an embedded Celery worker sets it up) cannot
+    # hide these records.
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append  # type: ignore[method-assign]
+    handler.addFilter(logs.RequestIdFilter())
+    services_logger = logging.getLogger("games.matches.services")
+    level = services_logger.level
+    services_logger.addHandler(handler)
+    services_logger.setLevel(logging.INFO)
     token = logs.REQUEST_ID.set("req-alice-move")
     try:
-        with caplog.at_level(logging.INFO, "games.matches.services"):
-            from games.matches.selectors import deal_state
+        from games.matches.selectors import deal_state
 
-            state = deal_state(deal)
-            if state.turn != 0:
-                pytest.fail("the greedy bot should have led already")
-            move_play(
-                match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply
-            )
+        state = deal_state(deal)
+        if state.turn != 0:
+            pytest.fail("the greedy bot should have led already")
+        move_play(match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply)
     finally:
         logs.REQUEST_ID.reset(token)
-    played = [r for r in caplog.records if r.getMessage().startswith("bot ")]
-    assert played, caplog.text
+        services_logger.removeHandler(handler)
+        services_logger.setLevel(level)
+    moves = list(Move.objects.filter(deal=deal).order_by("ply").values_list("ply", "seat"))
+    assert moves == [(0, 0), (1, 1)], moves  # alice's card and the bot's reply
+    played = [r for r in records if r.getMessage().startswith("bot ")]
+    assert played, [r.getMessage() for r in records]
     assert {r.request_id for r in played} == {"req-alice-move"}  # type: ignore[attr-defined]
