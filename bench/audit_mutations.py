@@ -92,8 +92,18 @@ MUTATIONS = [
     Mutation("seed: letter case kept", "        lowered = text.lower()", "        lowered = text"),
     Mutation(
         "seed: the whole seed only, no pieces",
-        "        pieces.update(seed[i : i + SEED_PIECE] for i in range(len(seed) - SEED_PIECE + 1))",
+        "        pieces.update(seed[i : i + size] for i in range(len(seed) - size + 1))",
         "        pass",
+    ),
+    Mutation(
+        "the request id and the ETag not searched",
+        "        header_text, digests = split_headers(header_text)",
+        '        header_text, digests = split_headers(header_text)[0], ""',
+    ),
+    Mutation(
+        "the request id and the ETag searched for the whole seed only",
+        "            [digests], secret, seed_pieces(truth.active_seeds, DIGEST_SEED_PIECE), [digests]",
+        "            [digests], secret, frozenset(truth.active_seeds), [digests]",
     ),
     Mutation(
         "seed: raw text not searched",
