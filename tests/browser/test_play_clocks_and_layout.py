@@ -16,7 +16,7 @@ import pytest
 from accounts.models import User
 from games.clocks.services import TimeControl
 from games.matches.services import SeatSpec, match_create, match_join
-from games.models import Match
+from games.models import Match, MatchStatus
 from tests.browser.conftest import boxes_outside_viewport, session_context
 from tests.browser.test_play_pages import (
     DESKTOP,
@@ -188,6 +188,8 @@ def test_the_lobby_starts_timed_matches_as_the_api_takes_them(
 def test_a_rematch_keeps_the_clock_of_its_match(
     chromium: Any, live_server: Any, people: Callable[..., User], games: Any
 ) -> None:
+    """Alice's Rematch proposes it (the API's rematch: bob invited, seats rotated); bob's
+    Rematch at his own table accepts it, and both tables open the new match."""
     alice, bob = people(username="alice"), people(username="bob")
     control = TimeControl(per_move_seconds=90, on_timeout="bot", bot_level="random")
     match = match_create(
@@ -199,22 +201,34 @@ def test_a_rematch_keeps_the_clock_of_its_match(
     )
     match_join(match_id=match.pk, user=bob)
     games.play(match, 40)
-    context = session_context(chromium, live_server, alice, **DESKTOP)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/play/{match.pk}/")
-    page.wait_for_selector('#play[data-state="match-over"]', state="attached")
-    page.click("#rematch")
-    page.wait_for_url(lambda u: str(match.pk) not in u and re.search(r"/play/[0-9a-f-]{36}/$", u))
+    tables = []
+    for person in (alice, bob):
+        context = session_context(chromium, live_server, person, **DESKTOP)
+        page = context.new_page()
+        page.goto(f"{live_server.url}/play/{match.pk}/")
+        page.wait_for_selector('#play[data-state="match-over"]', state="attached")
+        tables.append((context, page))
+    (alice_context, alice_page), (bob_context, bob_page) = tables
+    alice_page.click("#rematch")
+    alice_page.wait_for_url(
+        lambda u: str(match.pk) not in u and re.search(r"/play/[0-9a-f-]{36}/$", u)
+    )
     rematch = Match.objects.exclude(pk=match.pk).get()
     assert (rematch.per_move_seconds, rematch.on_timeout, rematch.timeout_bot_level) == (
         90,
         "bot",
         "random",
     )
-    context.close()
-
-
-# --- The table's rows in both languages ---------------------------------------------------
+    assert rematch.rematch_of_id == match.pk and rematch.status == MatchStatus.WAITING
+    bob_page.click("#rematch")
+    bob_page.wait_for_url(f"**/play/{rematch.pk}/")
+    rematch.refresh_from_db()
+    assert rematch.status == MatchStatus.ACTIVE
+    seated = {s.number: s.user.username for s in rematch.seats.select_related("user")}
+    assert seated == {0: "bob", 1: "alice"}
+    assert Match.objects.count() == 2  # bob accepted alice's; no third match
+    alice_context.close()
+    bob_context.close()
 
 
 def row_boxes(page: Any) -> dict[str, Any]:

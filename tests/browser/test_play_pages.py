@@ -162,13 +162,20 @@ def test_first_to_2_against_the_random_bot_played_by_clicking(
     assert page.locator("#to-lobby").is_visible()
     assert page.locator("#next-deal").is_hidden()
 
-    # Rematch: a new match with the same seats and format, at its own table.
+    # Rematch (the API's): the same table and format, seats rotated by one, at its own
+    # table; a table of one person and bots starts at once.
     page.click("#rematch")
     page.wait_for_url(lambda url: re.search(r"/play/[0-9a-f-]{36}/$", url) and match_id not in url)
     page.wait_for_selector(MY_TURN + ", #play[data-my-turn]", state="attached")
     rematch = Match.objects.exclude(pk=match_id).get(created_by=alice)
-    assert (rematch.format, rematch.players) == ("first_to_2", 2)
-    assert rematch.seats.get(number=1).user.username == "bot-random"
+    assert (rematch.format, rematch.players, str(rematch.rematch_of_id)) == (
+        "first_to_2",
+        2,
+        match_id,
+    )
+    assert rematch.status == MatchStatus.ACTIVE
+    seated = {s.number: s.user.username for s in rematch.seats.select_related("user")}
+    assert seated == {0: "bot-random", 1: "alice"}
     # The lobby lists both, newest first, with whose turn it is for the one being played.
     page.goto(f"{live_server.url}/play/")
     page.wait_for_selector('#my-list[aria-busy="false"]')

@@ -420,23 +420,10 @@ $("end-dialog").addEventListener("close", () => {
 });
 
 $("rematch").addEventListener("click", async () => {
-  const seats = [];
-  for (let i = 1; i < detail.players; i++) {
-    const s = detail.seats[(mySeat() + i) % detail.players];
-    if (s.is_bot) seats.push({ bot: s.bot_level });
-    else if (s.user) seats.push({ user: s.user });
-    else seats.push("open");
-  }
+  // The API's rematch: the same table and settings, seats rotated by one; the other
+  // people are invited, and their own Rematch (the same call) accepts it.
   try {
-    const answer = await api(root.dataset.matches, {
-      method: "POST",
-      body: {
-        players: detail.players, format: detail.format, seats, public: detail.public, rated: detail.rated,
-        // The same clock as the match just played.
-        time_control: detail.time_control, on_timeout: detail.on_timeout, timeout_bot: detail.timeout_bot,
-      },
-      key: newKey(),
-    });
+    const answer = await api(root.dataset.api + "/rematch", { method: "POST" });
     location.assign(root.dataset.lobby + answer.data.id + "/");
   } catch (error) {
     toast(errorText(error));
