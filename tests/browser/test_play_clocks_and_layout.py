@@ -145,11 +145,14 @@ def test_the_lobby_starts_timed_matches_as_the_api_takes_them(
     assert page.locator("#bot-seconds").is_enabled() and page.locator("#bot-hours").is_hidden()
     page.fill("#bot-seconds", "45")
     page.check('#vs-bot input[name="on_timeout"][value="bot"]')
+    # The bot that would play for a player out of time: Medium (greedy) unless chosen.
+    assert page.locator("#bot-timeout-bot").input_value() == "greedy"
+    page.select_option("#bot-timeout-bot", "random")
     shots(page, "lobby-live", full_page=True)
     page.click("#play-bot")
     page.wait_for_url(lambda u: str(untimed.pk) not in u and re.search(r"/play/[0-9a-f-]{36}/$", u))
     live = Match.objects.get(pk=page.url.rstrip("/").rsplit("/", 1)[1])
-    assert (live.per_move_seconds, live.on_timeout) == (45, "bot")
+    assert (live.per_move_seconds, live.on_timeout, live.timeout_bot_level) == (45, "bot", "random")
     page.wait_for_selector("#play[data-status]", state="attached")
     assert page.inner_text("#clock-rule") == "45 s per move, then a bot plays"
 
@@ -161,6 +164,7 @@ def test_the_lobby_starts_timed_matches_as_the_api_takes_them(
     page.wait_for_selector('#play[data-status="waiting"]', state="attached")
     table = Match.objects.get(pk=page.url.rstrip("/").rsplit("/", 1)[1])
     assert (table.per_move_seconds, table.on_timeout) == (48 * 3600, "forfeit")
+    assert table.timeout_bot_level == "greedy"  # the API's default: no bot level was sent
 
     # Out of range: the browser's own check, and nothing is created.
     page.goto(url)

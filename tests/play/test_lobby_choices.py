@@ -47,3 +47,19 @@ def test_the_lobby_offers_three_levels_by_name_and_the_apis_time_controls(
             assert tuple(map(int, seconds.groups())) == PER_MOVE_SECONDS
             assert tuple(map(int, hours.groups())) == PER_MOVE_HOURS
         assert page.count('name="on_timeout" value="forfeit" checked') == 2
+        # The timeout bot's level, in each form: the same three by name, Medium first chosen.
+        for prefix in ("bot", "people"):
+            select = re.search(
+                rf'<select id="{prefix}-timeout-bot" name="timeout_bot">(.*?)</select>', page, re.S
+            )
+            assert select, page
+            options = re.findall(
+                r'<option value="(\w+)"( selected)?>([^<]+)</option>', select.group(1)
+            )
+            assert options == [
+                ("random", "", names[0]),
+                ("greedy", " selected", names[1]),
+                ("expert", "", names[2]),
+            ], options
+        label = "Livello di quel bot" if language == "it" else "That bot's level"
+        assert label in page

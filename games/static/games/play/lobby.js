@@ -33,17 +33,19 @@ async function create(body, button) {
   }
 }
 
-// The time control a form asks for (POST /matches' time_control and on_timeout): none by
-// default; live, seconds a move; correspondence, hours a move.
+// The time control a form asks for (POST /matches' time_control, on_timeout and, when a
+// bot plays for a player out of time, that bot's level): none by default; live, seconds a
+// move; correspondence, hours a move.
 function timeControl(form) {
   const clock = chosen(form, "clock");
-  if (clock === "live") {
-    return { time_control: { per_move_seconds: Number(form.elements.seconds.value) }, on_timeout: chosen(form, "on_timeout") };
-  }
-  if (clock === "correspondence") {
-    return { time_control: { per_move_hours: Number(form.elements.hours.value) }, on_timeout: chosen(form, "on_timeout") };
-  }
-  return {};
+  let time_control;
+  if (clock === "live") time_control = { per_move_seconds: Number(form.elements.seconds.value) };
+  else if (clock === "correspondence") time_control = { per_move_hours: Number(form.elements.hours.value) };
+  else return {};
+  const on_timeout = chosen(form, "on_timeout");
+  const body = { time_control, on_timeout };
+  if (on_timeout === "bot" && form.elements.timeout_bot) body.timeout_bot = form.elements.timeout_bot.value;
+  return body;
 }
 
 // Each form shows (and enables) the clock's own fields for the clock chosen.
