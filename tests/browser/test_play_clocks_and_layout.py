@@ -235,6 +235,9 @@ def test_a_rematch_keeps_the_clock_of_its_match(
     bob_context.close()
 
 
+# --- The table's rows in both languages ---------------------------------------------------
+
+
 def row_boxes(page: Any) -> dict[str, Any]:
     """Where the status line, the hand and the action buttons are, and each button's box."""
     boxes = page.evaluate(

@@ -753,11 +753,11 @@ def test_the_clock_routes_leak_nothing(
 # =============================================================================================
 # Issue 19: a staff member seated at a table, and the bots' seeds.
 #
-# A block of its own, with its own small detector (the audit above is being reworked for
-# issue 20; now leak_audit.assert_clean): a response must hold no seed piece (``SEED_PIECE``
-# characters of a live deal's seed, or of a bot decision's seed, in any letter case)
-# anywhere in its text and headers, and a JSON response no card the viewer's seat may not
-# know.
+# A block of its own, on the audit's short check (leak_audit.assert_clean): a response must
+# hold no seed piece (``SEED_PIECE`` characters of a live deal's seed, or of a bot
+# decision's seed, in any letter case; ``DIGEST_SEED_PIECE`` in the request id and the
+# ETag) anywhere in its text and headers, and a JSON response no card the viewer's seat
+# may not know.
 # =============================================================================================
 
 
