@@ -89,7 +89,7 @@ MUTATIONS = [
         "            assert not {c for t in outside for c in CARD_TOKEN.findall(t)}, (label, text)",
         "            pass",
     ),
-    Mutation("seed: letter case kept", "        lowered = text.lower()", "        lowered = text"),
+    Mutation("seed: letter case kept", "    lowered = text.lower()", "    lowered = text"),
     Mutation(
         "seed: the whole seed only, no pieces",
         "        pieces.update(seed[i : i + size] for i in range(len(seed) - size + 1))",
@@ -102,8 +102,8 @@ MUTATIONS = [
     ),
     Mutation(
         "the request id and the ETag searched for the whole seed only",
-        "            [digests], secret, seed_pieces(truth.active_seeds, DIGEST_SEED_PIECE), [digests]",
-        "            [digests], secret, frozenset(truth.active_seeds), [digests]",
+        "    _pieces_in(digests, seed_pieces(seeds, DIGEST_SEED_PIECE), leaks)",
+        "    _pieces_in(digests, frozenset(seeds), leaks)",
     ),
     Mutation(
         "seed: raw text not searched",

@@ -382,19 +382,32 @@ def split_body(content_type: str, text: str, headers: str) -> Body:
 
 
 def find_leaks(
-    texts: list[str], secret_cards: frozenset[str], pieces: frozenset[str], whole: list[str]
+    texts: list[str],
+    secret_cards: frozenset[str],
+    seeds: tuple[str, ...],
+    whole: list[str],
+    digests: str = "",
 ) -> list[str]:
-    leaks = set()
-    for text in texts:
+    """The secret cards in ``texts`` and the pieces of ``seeds`` in ``whole``; ``digests``
+    (the lines of ``DIGEST_HEADERS``) is searched for cards and for the seeds' pieces of
+    ``DIGEST_SEED_PIECE`` characters."""
+    leaks: set[str] = set()
+    for text in [*texts, digests]:
         for card in CARD_TOKEN.findall(text):
             if card in secret_cards:
                 leaks.add(f"card {card}")
+    pieces = seed_pieces(seeds)
     for text in whole:
-        lowered = text.lower()
-        for piece in pieces:
-            if piece in lowered:
-                leaks.add(f"seed piece {piece!r}")
+        _pieces_in(text, pieces, leaks)
+    _pieces_in(digests, seed_pieces(seeds, DIGEST_SEED_PIECE), leaks)
     return sorted(leaks)
+
+
+def _pieces_in(text: str, pieces: frozenset[str], leaks: set[str]) -> None:
+    lowered = text.lower()
+    for piece in pieces:
+        if piece in lowered:
+            leaks.add(f"seed piece {piece!r}")
 
 
 def assert_clean(
@@ -406,11 +419,10 @@ def assert_clean(
     check for responses that are not about one match's moments (:class:`Audit` is that)."""
     text = response.content.decode("utf-8", "replace")
     header_text, digests = split_headers(headers_of(response))
-    texts = [header_text, digests]
+    texts = [header_text]
     if response.get("Content-Type", "").startswith("application/json"):
         texts.append("\x00".join(json_strings(json.loads(text))))
-    leaks = find_leaks(texts, cards, seed_pieces(secrets), [text, header_text])
-    leaks += find_leaks([], cards, seed_pieces(secrets, DIGEST_SEED_PIECE), [digests])
+    leaks = find_leaks(texts, cards, secrets, [text, header_text], digests)
     assert not leaks, f"{what}: {leaks[:3]}"
 
 
@@ -694,10 +706,7 @@ class Audit:
             texts = [*body.texts, "\x00".join(json_strings(stripped))]
         else:  # the first text is the headers
             texts = [body.texts[0], *(public.strip_text(t) for t in body.texts[1:])]
-        leaks = find_leaks(texts, secret, seed_pieces(truth.active_seeds), body.whole)
-        leaks += find_leaks(
-            [digests], secret, seed_pieces(truth.active_seeds, DIGEST_SEED_PIECE), [digests]
-        )
+        leaks = find_leaks(texts, secret, truth.active_seeds, body.whole, digests)
         assert not leaks, (viewer.name, label, leaks, text[:3000])
         if content_type.startswith("text/html"):
             # The pages show no card-like token of their own (CSS, words, scripts): every

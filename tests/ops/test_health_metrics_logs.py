@@ -16,6 +16,7 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from briscola_service import health, logs
+from games.matches.selectors import deal_state
 from games.matches.services import SeatSpec, match_create, move_play
 from games.models import Deal, Move
 from games.tasks import ratings_sweep, sweep_pending_bot_moves
@@ -236,14 +237,14 @@ def test_a_task_takes_the_request_id_in_its_headers_and_runs_under_it() -> None:
 
 
 @pytest.mark.django_db(transaction=True)  # bot replies are queued on commit
-def test_a_move_and_the_bot_reply_it_causes_log_the_same_request_id(user_factory: Any) -> None:
+def test_a_move_and_the_bot_reply_it_causes_log_the_same_request_id(
+    user_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     alice = user_factory(username="alice")
     match = match_create(
         creator=alice, players=2, format="single", seats=[SeatSpec("bot", "greedy")]
     )
     deal = Deal.objects.get(match=match)
-    from games.matches.selectors import deal_state
-
     # Until alice leads a trick: a card that answers the bot's lead may win the trick, and
     # then she leads next and no bot reply follows it (which made this test fail about
     # one run in four). Her answers here are under no request; the bot's replies and leads
@@ -254,26 +255,19 @@ def test_a_move_and_the_bot_reply_it_causes_log_the_same_request_id(user_factory
         move_play(match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply)
         state = deal_state(deal)
     assert state.turn == 0
-    # A handler on the services' logger itself: the records, whatever handlers the root
-    # logger has by now.
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.INFO)
-    handler.emit = records.append  # type: ignore[method-assign]
-    handler.addFilter(logs.RequestIdFilter())
-    services_logger = logging.getLogger("games.matches.services")
-    level = services_logger.level
-    services_logger.addHandler(handler)
-    services_logger.setLevel(logging.INFO)
+    caplog.handler.addFilter(logs.RequestIdFilter())
+    caplog.clear()  # the bot's cards so far were under no request
     token = logs.REQUEST_ID.set("req-alice-move")
     try:
-        move_play(match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply)
+        with caplog.at_level(logging.INFO, "games.matches.services"):
+            move_play(
+                match_id=match.pk, user=alice, card=state.legal_moves()[0].code, ply=state.ply
+            )
     finally:
         logs.REQUEST_ID.reset(token)
-        services_logger.removeHandler(handler)
-        services_logger.setLevel(level)
     moves = list(Move.objects.filter(deal=deal).order_by("ply").values_list("ply", "seat"))
     # alice's lead and the bot's reply to it (then, if the bot took the trick, its lead)
     assert moves[state.ply : state.ply + 2] == [(state.ply, 0), (state.ply + 1, 1)], moves
-    played = [r for r in records if r.getMessage().startswith("bot ")]
-    assert played, [r.getMessage() for r in records]
+    played = [r for r in caplog.records if r.getMessage().startswith("bot ")]
+    assert played, caplog.text
     assert {r.request_id for r in played} == {"req-alice-move"}  # type: ignore[attr-defined]

@@ -44,7 +44,7 @@ function timeControl(form) {
   else return {};
   const on_timeout = chosen(form, "on_timeout");
   const body = { time_control, on_timeout };
-  if (on_timeout === "bot" && form.elements.timeout_bot) body.timeout_bot = form.elements.timeout_bot.value;
+  if (on_timeout === "bot") body.timeout_bot = form.elements.timeout_bot.value;
   return body;
 }
 
