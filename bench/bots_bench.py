@@ -9,13 +9,15 @@ deal and each level's think time per move, then the targets with met / not met:
 
     expert vs expert_v1 (the expert frozen before issue 18), 2 players   score >= 0.60
     expert vs learned, 2 players                                         score >= 0.60
+    expert vs neural (the stronger learned policy), 2 players            score >= 0.60
     expert vs strong, 2 players                                          score >= 0.60
     expert vs greedy, 2 players                                          score >= 0.78
     expert vs random, 2 players                                          score >= 0.94
     2x expert vs 2x strong, 4 players                                    score >= 0.65
     expert think time per move     p95 <= 100 ms and max <= 150 ms (in every duel above)
 
-learned vs strong, strong vs greedy and greedy vs random are played as references.
+learned vs strong, neural vs strong, strong vs greedy and greedy vs random are played as
+references.
 Without ``--seed`` a fresh seed is drawn (and printed): report on fresh seeds; tune on a
 fixed one (``--seed tune``) that reports never use. Exit status: 0 when every target
 measured is met (or none could be), 1 otherwise.
@@ -61,11 +63,13 @@ class Matchup:
 MATCHUPS = (
     Matchup("expert-expert_v1-2p", "expert", "expert_v1", 2, min_score=0.60),
     Matchup("expert-learned-2p", "expert", "learned", 2, min_score=0.60),
+    Matchup("expert-neural-2p", "expert", "neural", 2, min_score=0.60),
     Matchup("expert-strong-2p", "expert", "strong", 2, min_score=0.60),
     Matchup("expert-greedy-2p", "expert", "greedy", 2, min_score=0.78),
     Matchup("expert-random-2p", "expert", "random", 2, min_score=0.94),
     Matchup("expert-strong-4p", "expert", "strong", 4, min_score=0.65),
     Matchup("learned-strong-2p", "learned", "strong", 2, reference=True),
+    Matchup("neural-strong-2p", "neural", "strong", 2, reference=True),
     Matchup("strong-greedy-2p", "strong", "greedy", 2, reference=True),
     Matchup("greedy-random-2p", "greedy", "random", 2, reference=True),
 )

@@ -269,7 +269,7 @@ ACCOUNTS_HAS_PLAYED = "games.players.selectors.user_has_played"
 
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
 BOT_LEVELS = env.list(
-    "BOT_LEVELS", default=["random", "greedy", "strong", "learned", "expert", "expert_v1"]
+    "BOT_LEVELS", default=["random", "greedy", "strong", "learned", "neural", "expert", "expert_v1"]
 )
 # How long a searching bot (expert) may think per move, in milliseconds. The bot task's
 # time limits (CELERY_TASK_SOFT_TIME_LIMIT 20 s, CELERY_TASK_TIME_LIMIT 30 s) stay at least

@@ -177,7 +177,7 @@ def test_bot_defaults_include_expert_with_a_100_ms_budget() -> None:
     assert result.returncode == 0, result.stderr
     assert (
         result.stdout.strip()
-        == "['random', 'greedy', 'strong', 'learned', 'expert', 'expert_v1'] 100"
+        == "['random', 'greedy', 'strong', 'learned', 'neural', 'expert', 'expert_v1'] 100"
     )
     result = _settings_in_subprocess("print(s.BOT_THINK_MS)", BOT_THINK_MS="250")
     assert result.stdout.strip() == "250"

@@ -10,6 +10,7 @@ from .base import Bot
 from .expert import expert_bot
 from .expert_v1 import expert_v1_bot
 from .learned import learned_bot
+from .neural import neural_bot
 from .simple import greedy_bot, random_bot
 from .strong import strong_bot
 
@@ -18,6 +19,7 @@ LEVELS: dict[str, Bot] = {
     "greedy": greedy_bot,
     "strong": strong_bot,
     "learned": learned_bot,
+    "neural": neural_bot,
     "expert": expert_bot,
     "expert_v1": expert_v1_bot,
 }
@@ -67,6 +69,7 @@ __all__ = [
     "expert_v1_bot",
     "greedy_bot",
     "learned_bot",
+    "neural_bot",
     "random_bot",
     "strong_bot",
 ]

@@ -1,10 +1,11 @@
-"""The expert: the learned policy, then a search of the endgame, under a hard time limit.
+"""The expert: the neural policy, then a search of the endgame, under a hard time limit.
 
 Until few cards remain (EXACT_MAX_PLIES: 14 in a 2-player deal, 16 in a 4-player one)
-it plays the card of the ``learned`` policy (:mod:`games.bots.learned`, a linear model
-trained by self-play): with the little thinking time a move has, searching the opening
-and the middle game by playouts from a few guesses (what ``expert_v1`` does) measured
-worse than that policy (docs/bots.md). From there on it searches.
+it plays the card of the ``neural`` policy (:mod:`games.bots.neural`, a small network
+trained by self-play; before it, the linear ``learned`` one): with the little thinking
+time a move has, searching the opening and the middle game by playouts from a few
+guesses (what ``expert_v1`` does) measured worse than such a policy (docs/bots.md).
+From there on it searches.
 
 From the seat's view alone it works out which cards are still unseen (card tracking:
 what is in no known hand, not played and not the face-up briscola), and where the
@@ -31,7 +32,7 @@ equally sure wins or losses, for points. It plays for its team in 4-player deals
 **The budget is a limit.** The search starts no new guess once TIME_SHARE of the budget
 is spent, and abandons the guess it is scoring (the clock is read at every node of the
 endgame search and before every playout) once HARD_SHARE is: no move takes much more
-than its budget. If not even one guess was scored in time, it plays the learned policy's
+than its budget. If not even one guess was scored in time, it plays the neural policy's
 card. When an iteration cap ends the search instead (tests pass a small cap and a large
 budget) the choice is a pure function of the view and the seed.
 """
@@ -48,7 +49,7 @@ from typing import Protocol
 from games.rules import CARDS, SUITS, Card, Deal, SeatView
 
 from .fast import Memo, solve
-from .learned import learned_view_card
+from .neural import neural_view_card
 from .strong import strong_card
 
 MARGIN_WEIGHT = 0.2 / 120
@@ -74,10 +75,10 @@ LIKELIHOOD_WINDOW = 10
 """An opponent's plays judged: its last ones, at most this many."""
 LIKELIHOOD_GUESSES = 4
 """Guesses of an opponent's current hand when judging its plays (all when fewer)."""
-EARLY_POLICY: Callable[[SeatView], Card] | None = learned_view_card
+EARLY_POLICY: Callable[[SeatView], Card] | None = neural_view_card
 """Before the endgame search starts (EXACT_MAX_PLIES), play this policy's card instead
 of searching (None: search with playouts, as ``expert_v1`` does)."""
-FALLBACK_POLICY: Callable[[SeatView], Card] = learned_view_card
+FALLBACK_POLICY: Callable[[SeatView], Card] = neural_view_card
 """The card played when not a single guess could be scored within the budget."""
 PRIOR_WEIGHT = 0.0
 """Bonus, per guess scored, of the card PRIOR_POLICY would play."""
@@ -631,5 +632,5 @@ OTHERS_POLICY = _policy_card
 """The playouts' model of the other team."""
 PREDICT_POLICY = strong_card
 """The endgame search's prediction of the other team (until MINIMAX_PLIES)."""
-PRIOR_POLICY = learned_view_card
+PRIOR_POLICY = neural_view_card
 """The policy whose card gets the PRIOR_WEIGHT bonus."""

@@ -13,7 +13,7 @@ CAPPED = {"budget_ms": 60_000, "max_iterations": 24}
 iteration cap and a budget far beyond it, so the cap, not the clock, ends a searching
 level's search and its choice is a pure function of the view and the seed."""
 
-SIMPLE_LEVELS = frozenset({"random", "greedy", "strong", "learned"})
+SIMPLE_LEVELS = frozenset({"random", "greedy", "strong", "learned", "neural"})
 """Levels that cost nothing per move, so tests may run them over many positions."""
 
 

@@ -9,7 +9,7 @@ from bots_cases import random_play_positions
 
 from games.bots import expert
 from games.bots.expert import HARD_SHARE, TIME_SHARE, expert_bot
-from games.bots.learned import learned_view_card
+from games.bots.neural import neural_view_card
 
 
 class JumpingClock:
@@ -31,7 +31,7 @@ class JumpingClock:
 PLIES = {2: (0, 9, 18, 24, 27, 30, 33), 4: (0, 9, 18, 26, 29, 31, 33)}
 """Openings and middles (playouts), the endgame search (few cards left), the minimax tail."""
 SEARCHED = {2: (26, 27, 28, 30, 31, 33), 4: (28, 29, 30, 31, 32, 33)}
-"""Where the default expert searches (before, it plays the learned policy's card)."""
+"""Where the default expert searches (before, it plays the neural policy's card)."""
 
 
 @pytest.fixture(params=["default", "playouts"])
@@ -65,14 +65,14 @@ def test_the_search_stops_at_the_first_clock_read_past_the_deadline(players, sti
 
 
 @pytest.mark.parametrize("players", [2, 4])
-def test_out_of_time_before_a_single_guess_it_plays_the_learned_policy(players, searched_plies):
+def test_out_of_time_before_a_single_guess_it_plays_the_neural_policy(players, searched_plies):
     positions = random_play_positions(players, f"no-time-{players}", rng_seed=1)
     for ply in searched_plies[players]:
         view = positions[ply][2]
         if len(view.legal) < 2:
             continue
         card = expert_bot(view, random.Random(0), 100, clock=JumpingClock(1))
-        assert card is learned_view_card(view)
+        assert card is neural_view_card(view)
 
 
 def test_a_slow_clock_lets_the_search_run_to_its_cap():

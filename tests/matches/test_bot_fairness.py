@@ -243,7 +243,7 @@ def test_a_task_plays_its_own_reply_when_redis_fails_it(
 def test_slow_levels_have_their_own_task_and_queue(settings: Any) -> None:
     assert services.bot_task_of("expert") == services.BOT_TASK_SLOW
     assert services.bot_task_of("expert_v1") == services.BOT_TASK_SLOW
-    for level in ("random", "greedy", "strong", "learned"):
+    for level in ("random", "greedy", "strong", "learned", "neural"):
         assert services.bot_task_of(level) == services.BOT_TASK
     route = settings.CELERY_TASK_ROUTES[services.BOT_TASK_SLOW]["queue"]
     assert route != settings.CELERY_TASK_DEFAULT_QUEUE

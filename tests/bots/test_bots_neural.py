@@ -1,0 +1,69 @@
+"""The neural level: its committed weights (package data), its inputs, its two entry
+points agreeing, and that it plays better than the strong rules (duplicate deals, no
+timings)."""
+
+import json
+import tomllib
+from fnmatch import fnmatch
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from bots_cases import random_play_positions
+
+from games.bots import choose_card
+from games.bots.duel import duel
+from games.bots.learned import FEATURES
+from games.bots.neural import CONTEXT, INPUTS, WEIGHTS_FILE, Model, inputs, model, neural_card
+from games.bots.strong import situation_of_view
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_weights_are_small_package_data_fitted_for_these_inputs():
+    path = resources.files("games.bots").joinpath("data", WEIGHTS_FILE)
+    text = path.read_text("utf-8")
+    assert len(text.encode()) < 300_000
+    data = json.loads(text)
+    assert tuple(data["inputs"]) == INPUTS == FEATURES + CONTEXT
+    net = model()
+    assert len(net.w1) == len(net.b1) == len(net.w2) == data["args"]["hidden"]
+    assert data["trained_by"] == "bench/train_neural.py" and data["args"]["seed"]
+    # setuptools ships the file with the package.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["games.bots"]
+    assert any(fnmatch(f"data/{WEIGHTS_FILE}", g) for g in globs)
+
+
+def test_a_network_of_other_shapes_is_refused():
+    with pytest.raises(ValueError, match="shapes"):
+        Model([[0.0] * (len(INPUTS) - 1)], [0.0], [1.0])
+    with pytest.raises(ValueError, match="shapes"):
+        Model([[0.0] * len(INPUTS)], [0.0, 0.0], [1.0])
+
+
+def test_the_score_is_the_hidden_layer_rectified():
+    x = [0.5] * len(INPUTS)
+    net = Model([[1.0] * len(INPUTS), [-1.0] * len(INPUTS)], [0.25, 0.0], [2.0, 3.0])
+    # Unit 1: 0.25 + 0.5 * len(INPUTS), times 2; unit 2 is negative, so rectified to 0.
+    assert net.score(x) == pytest.approx(2.0 * (0.25 + 0.5 * len(INPUTS)))
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_every_legal_card_gets_one_value_per_input(players):
+    for _, _, view in random_play_positions(players, f"ninputs-{players}", rng_seed=3):
+        rows = inputs(situation_of_view(view))
+        assert sorted(c for c, _ in rows) == sorted(view.legal)
+        assert all(len(x) == len(INPUTS) for _, x in rows)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_view_and_the_bare_deal_give_the_same_card(players):
+    for game in range(4):
+        for deal, seat, view in random_play_positions(players, f"nsame-{game}", rng_seed=game):
+            assert choose_card("neural", view) is neural_card(deal, deal.hands[seat])
+
+
+def test_neural_beats_the_strong_rules_over_duplicate_deals():
+    result = duel("neural", "strong", players=2, deals=200, seed="neural-test")
+    assert result.score.low > 0.5, result.score
