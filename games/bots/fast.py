@@ -183,8 +183,21 @@ def solve(
         return best
 
     mine, theirs = deal.points[team], deal.points[1 - team]
-    return value(turn0, deal.leader, 0, mine, theirs, held, -inf, inf)
+    try:
+        return value(turn0, deal.leader, 0, mine, theirs, held, -inf, inf)
+    finally:
+        # ``value`` calls itself through its closure cell: a reference cycle that would keep
+        # it, and the transposition table it holds, alive until the garbage collector ran.
+        # Rebinding the name empties the cell.
+        value = _searched
 
 
 def _no_check() -> None:
     return None
+
+
+def _searched(
+    turn: int, leader: int, nd: int, mine: int, theirs: int, held: int, alpha: float, beta: float
+) -> float:
+    """What ``solve``'s value function is rebound to once its search is over (never called)."""
+    raise AssertionError("a finished search's value function was called")

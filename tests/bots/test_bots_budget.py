@@ -2,6 +2,7 @@
 deadline, wherever it is (a playout, the endgame search, between guesses). Tested with a
 fake clock, so nothing here depends on how fast the machine is."""
 
+import gc
 import random
 
 import pytest
@@ -88,3 +89,68 @@ def test_a_slow_clock_lets_the_search_run_to_its_cap():
 
 def test_the_shares_leave_room_under_the_limit():
     assert 0 < TIME_SHARE < HARD_SHARE <= 1.0
+
+
+class CollectorWatch:
+    """A clock that never moves and notes, at each read, whether the collector is on."""
+
+    def __init__(self):
+        self.states = set()
+
+    def __call__(self):
+        self.states.add(gc.isenabled())
+        return 0.0
+
+
+@pytest.fixture
+def collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_collector_is_paused_while_a_move_is_searched_and_back_on_after(players, collector_on):
+    positions = random_play_positions(players, f"collector-{players}", rng_seed=5)
+    for ply in SEARCHED[players]:
+        view = positions[ply][2]
+        if len(view.legal) < 2:
+            continue
+        watch = CollectorWatch()
+        expert_bot(view, random.Random(ply), 60_000, max_iterations=3, clock=watch)
+        assert watch.states == {False}
+        assert gc.isenabled()
+    # Off before the move (the caller's choice): still off after it.
+    gc.disable()
+    expert_bot(positions[SEARCHED[players][0]][2], random.Random(0), 60_000, max_iterations=2)
+    assert not gc.isenabled()
+
+
+def test_the_collector_is_back_on_when_the_search_raises(collector_on, monkeypatch):
+    view = random_play_positions(2, "collector-raise", rng_seed=1)[SEARCHED[2][0]][2]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(expert, "_solve", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        expert_bot(view, random.Random(0), 60_000, max_iterations=2)
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("still", [40, 10**9])
+def test_a_move_leaves_no_cyclic_garbage(players, still, collector_on):
+    """Its objects are freed by their reference counts (the endgame solver's recursive
+    closure used to keep each of its tables alive as a cycle), whether the search ends
+    by itself or is cut by the deadline."""
+    positions = random_play_positions(players, f"garbage-{players}", rng_seed=7)
+    gc.collect()
+    gc.disable()
+    for ply in SEARCHED[players]:
+        view = positions[ply][2]
+        if len(view.legal) > 1:
+            expert_bot(view, random.Random(ply), 100, max_iterations=4, clock=JumpingClock(still))
+    assert gc.collect() == 0
