@@ -584,9 +584,11 @@ def test_two_web_instances_serve_one_match_as_one(make_stack: Callable[..., Stac
         assert_log_whole(log)
         assert len(log) == 40 and mine == 20  # each bot reply played once
         events = stream.until_the_end()
-        assert [(e["move"]["ply"], e["move"]["card"]) for e in events if "move" in e] == [
-            (p, c) for _, p, _, c in log
-        ]
+        moves = [(e["move"]["ply"], e["move"]["card"]) for e in events if "move" in e]
+        # The bot may have led the deal before the stream opened (a slow machine): that move
+        # is in the stream's first snapshot, not an event. Every later one is.
+        skipped = len(log) - len(moves)
+        assert skipped in (0, 1) and moves == [(p, c) for _, p, _, c in log][skipped:]
         final = through["alice"][1].get(f"/api/v1/matches/{vs_bot}").json()
         assert _timeless(events[-1]["detail"]) == _timeless(final)
 
