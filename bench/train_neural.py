@@ -56,13 +56,15 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+# The learned level's training targets: the same result plus margin for both levels.
+from train_learned import target  # noqa: E402
+
 from games.bots import neural  # noqa: E402
 from games.bots.learned import learned_card  # noqa: E402
 from games.bots.neural import INPUTS, Model, inputs  # noqa: E402
 from games.bots.strong import situation_of_deal, strong_card  # noqa: E402
 from games.rules import Card, Deal, shuffled_deck  # noqa: E402
 
-MARGIN_DIVISOR = 240
 EXPLORE = 0.1
 SAMPLE = 0.25
 CHUNK = 2000
@@ -102,12 +104,6 @@ def numpy_policy(data: dict[str, Any]) -> Policy:
 def rollout_policy(name: str) -> Policy:
     """``learned`` (the linear level) or ``neural`` (the committed network, in numpy)."""
     return learned_card if name == "learned" else numpy_policy(committed())
-
-
-def target(deal: Deal, team: int) -> float:
-    mine, theirs = deal.points[team], deal.points[1 - team]
-    result = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
-    return result + (mine - theirs) / MARGIN_DIVISOR
 
 
 def collect(job: tuple[str, int, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
