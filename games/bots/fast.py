@@ -12,7 +12,9 @@ rule it got wrong would show there.
 :func:`solve` is the value for one team of a known position (every hand and the stock
 order) when both teams play their best: alpha-beta, with a transposition table of the
 positions met at the start of a trick (the same cards left in the same hands, the same
-leader and points, reached by another order of play).
+leader and points, reached by another order of play), and a cut where even every point
+still out going to one team cannot bring the value back inside the search's window
+(about a quarter fewer nodes, measured on random endgames of 8 to 12 cards).
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ Memo = dict[tuple[int, int, int], tuple[float, float]]
 """A transposition table: (cards in each hand, leader, the team's points) -> bounds."""
 
 Score = Callable[[int, int], float]
-"""``score(team's points, other team's points)`` of a finished deal."""
+"""``score(team's points, other team's points)`` of a finished deal: never lower with more
+points for the team, never higher with more for the other (the solver's cut relies on it)."""
+
+_TOTAL_POINTS = sum(_POINTS)
+"""120: every point of the deck, won by one team or the other by the end of a deal."""
 
 
 def solve(
@@ -103,6 +109,15 @@ def solve(
                     return high
                 alpha = max(alpha, low)
                 beta = min(beta, high)
+        # Bounds from the points still out (in the hands, the stock and on the table): the
+        # value lies between all of them going to the other team and all to the team.
+        out = _TOTAL_POINTS - mine - theirs
+        high_bound = score(mine + out, theirs)
+        if high_bound <= alpha:
+            return high_bound
+        low_bound = score(mine, theirs + out)
+        if low_bound >= beta:
+            return low_bound
         a0, b0 = alpha, beta
         hand = hands[turn]
         maximize = (turn & 1) == team

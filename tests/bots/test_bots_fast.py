@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from games.bots.expert import _score
+from games.bots.expert import _score, _score_points
 from games.bots.fast import solve
 from games.rules import Deal, shuffled_deck
 
@@ -12,10 +12,15 @@ from games.rules import Deal, shuffled_deck
 def reference(deal, team):
     """The value for ``team`` when both teams play their best: minimax over copies of
     the referee's ``Deal`` (alpha-beta only; nothing of the fast solver)."""
+    return reference_with(deal, team, _score_points)
+
+
+def reference_with(deal, team, score):
+    """:func:`reference` with another score of a finished deal."""
 
     def value(d, alpha, beta):
         if d.turn is None:
-            return _score(d, team)
+            return score(d.points[team], d.points[1 - team])
         maximize = (d.turn & 1) == team
         best = -1e9 if maximize else 1e9
         for card in d.legal_moves():
@@ -90,6 +95,9 @@ def test_a_finished_deal_is_its_score():
 
 def test_the_check_is_called_at_every_node_and_can_stop_the_search():
     deal = next(positions(2, 8, 1, "check"))
+    nodes = []
+    value = solve(deal, 0, _score_points, lambda: nodes.append(1))
+    assert len(nodes) > 20  # a real search, not a cut at the root
     calls = []
 
     class Stop(Exception):
@@ -97,9 +105,23 @@ def test_the_check_is_called_at_every_node_and_can_stop_the_search():
 
     def check():
         calls.append(1)
-        if len(calls) == 50:
+        if len(calls) == len(nodes) // 2:
             raise Stop
 
     with pytest.raises(Stop):
-        solve(deal, 0, lambda m, t: float(m > t), check)
-    assert len(calls) == 50
+        solve(deal, 0, _score_points, check)
+    assert len(calls) == len(nodes) // 2
+    # Stopped or not, a search leaves nothing behind: the same value from the start.
+    assert solve(deal, 0, _score_points) == value
+
+
+def test_the_points_still_out_cut_keeps_every_value():
+    """The cut (every point still out to one team cannot reach the window) on a win/loss
+    score, where it cuts the most: the values are still the plain minimax's."""
+
+    def win(mine, theirs):
+        return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+
+    for deal in positions(2, 8, 60, "cut"):
+        expected = reference_with(deal, 0, win)
+        assert solve(deal, 0, win) == expected
