@@ -41,22 +41,7 @@ def reference_with(deal, team, score):
 
 
 def fast_value(deal, team):
-    return solve(deal, team, lambda mine, theirs: _score_of(mine, theirs))
-
-
-def _score_of(mine, theirs):
-    d = Deal.from_position(
-        players=2,
-        dealer=0,
-        briscola=shuffled_deck("x")[0],
-        hands=[[], []],
-        stock=[],
-        briscola_on_table=False,
-        leader=0,
-        table=[],
-        points=(mine, theirs),
-    )
-    return _score(d, 0)
+    return solve(deal, team, _score_points)
 
 
 def positions(players, remaining, games, seed):
@@ -115,13 +100,29 @@ def test_the_check_is_called_at_every_node_and_can_stop_the_search():
     assert solve(deal, 0, _score_points) == value
 
 
+def win(mine, theirs):
+    """A score of the result only (no margin)."""
+    return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+
+
 def test_the_points_still_out_cut_keeps_every_value():
     """The cut (every point still out to one team cannot reach the window) on a win/loss
     score, where it cuts the most: the values are still the plain minimax's."""
-
-    def win(mine, theirs):
-        return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
-
     for deal in positions(2, 8, 60, "cut"):
         expected = reference_with(deal, 0, win)
         assert solve(deal, 0, win) == expected
+
+
+def test_once_the_deal_is_won_the_cut_stops_the_search():
+    """On the result alone, a team with 61 points has won whatever comes: after the first
+    line of play finds the win, every other node is cut at once (without the cut,
+    alpha-beta searches on)."""
+    won = [d for d in positions(2, 8, 40, "won") if max(d.points) > 60]
+    assert won, "no position with a deal already won among the 40"
+    deal = won[0]
+    team = 0 if deal.points[0] > 60 else 1
+    nodes = []
+    assert solve(deal, team, win, lambda: nodes.append(1)) == 1.0
+    remaining = sum(len(h) for h in deal.hands) + deal.stock_count
+    # The first line (one node a card) and, beside it, one node per other card tried.
+    assert len(nodes) <= 3 * remaining, (len(nodes), remaining)
