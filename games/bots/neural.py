@@ -9,8 +9,9 @@ them differently in the opening and in the endgame, when ahead and when behind.
 
 The weights are in ``data/neural_weights.json`` (package data), fitted by
 ``bench/train_neural.py`` on the same kind of targets as the learned level (each legal
-card of a self-play position played out to the end of the deal; see that script for the
-recipe, seed and command).
+card of a self-play position played out by the learned level until 10 cards are left,
+then the rest solved exactly on the deal's true cards; see that script for the recipe,
+seed and command).
 
 Standard library only: two small matrix products in plain Python (about a millisecond a
 move). Deterministic (the rng is not used).
