@@ -65,10 +65,15 @@ def rollout(deal: Deal, w: list[float] | None) -> None:
         deal.play(policy_card(deal, w))
 
 
-def target(deal: Deal, team: int) -> float:
-    mine, theirs = deal.points[team], deal.points[1 - team]
+def points_target(mine: int, theirs: int) -> float:
+    """The result (win 1, draw 1/2, loss 0) plus the point margin / MARGIN_DIVISOR (never
+    lower with more points for the team: the endgame solver's score in train_neural)."""
     result = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
     return result + (mine - theirs) / MARGIN_DIVISOR
+
+
+def target(deal: Deal, team: int) -> float:
+    return points_target(deal.points[team], deal.points[1 - team])
 
 
 def collect(

@@ -71,7 +71,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # The learned level's training targets: the same result plus margin for both levels.
-from train_learned import MARGIN_DIVISOR, target  # noqa: E402
+from train_learned import points_target, target  # noqa: E402
 
 from games.bots import neural  # noqa: E402
 from games.bots.fast import solve  # noqa: E402
@@ -121,18 +121,12 @@ def rollout_policy(name: str) -> Policy:
     return learned_card if name == "learned" else numpy_policy(committed())
 
 
-def _target_score(mine: int, theirs: int) -> float:
-    """:func:`train_learned.target` as the endgame solver's score (monotone in the points)."""
-    result = 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
-    return result + (mine - theirs) / MARGIN_DIVISOR
-
-
 def finish(deal: Deal, team: int, policy: Policy, solve_at: int) -> float:
     """The target for ``team`` of ``deal``: played out by ``policy`` for every seat, and
     from ``solve_at`` cards left (0: never) by both teams' best play on the true cards."""
     while deal.turn is not None:
         if sum(len(h) for h in deal.hands) + len(deal.stock) <= solve_at:
-            return solve(deal, team, _target_score)
+            return solve(deal, team, points_target)
         deal.play(policy(deal, deal.hands[deal.turn]))
     return target(deal, team)
 
