@@ -2,13 +2,16 @@
 
     nice .venv/bin/python bench/train_neural.py [--seed neural-1] [--positions 200000]
         [--workers 2] [--hidden 64] [--epochs 30] [--rollout learned] [--solve-at 10]
-        [--data positions.npz] [--out games/bots/data/neural_weights.json]
+        [--opponents rollout,strong,greedy] [--fit-seed S] [--data positions.npz]
+        [--out games/bots/data/neural_weights.json]
+    .venv/bin/python bench/train_neural.py --average a.json b.json ... [--out ...]
 
 Needs numpy (the training only: the level itself, games/bots/neural.py, is plain Python).
 Deterministic for a seed and a number of positions: the deals, the exploration and the
 sampled positions come from ``random.Random`` seeded with ``--seed`` and the chunk's
 number (chunks of CHUNK positions, whatever the number of workers), the network's
-initial weights and the minibatches from numpy's generator seeded the same way.
+initial weights and the minibatches from numpy's generator seeded the same way (or with
+``--fit-seed``).
 
 Recipe:
 
@@ -19,7 +22,11 @@ Recipe:
    rest of the deal with the rollout policy for every seat, on the deal's true cards
    (they are a sample of the deals that fit what the seat knows, and every card of the
    position is scored on the same one): the card's target is the result for the seat's
-   team (win 1, draw 1/2, loss 0) plus the point margin / 240. With ``--solve-at N``
+   team (win 1, draw 1/2, loss 0) plus the point margin / 240. With ``--opponents``
+   the other team's seats play, in each position, a policy drawn from that list
+   (``rollout``, ``strong``, ``greedy``: the expert's fast greedy rules, ``random``):
+   the card is then worth what it is worth against a field of players, not against the
+   rollout policy alone. With ``--solve-at N``
    the playout stops once N cards are left, and the target is the value of that
    position when both teams play their best on its true cards (the expert's endgame
    solver, :func:`games.bots.fast.solve`, on the same score): the rollout policy's
@@ -32,24 +39,50 @@ Recipe:
 Prints the fit (on a held-out twentieth of the positions) and quick duels of the network
 against ``strong`` and ``learned`` on the tuning seed (``--seed``, never a reporting seed).
 
-The committed network: ``nice .venv/bin/python bench/train_neural.py --seed neural-1
---positions 720000 --epochs 40 --solve-at 10`` (needs numpy: ``pip install -e
-'.[bots-train]'``), about 30 minutes on this 2-core machine (25.1 collecting with 2
-workers, the fit 4). On seed ``tune2``, 4,000 deal pairs each, it scores 0.714 ± 0.010
-against ``strong``, 0.597 against ``learned`` and 0.519 ± 0.010 against the network
-committed before it (the same command without ``--solve-at``: the playouts to the last
-card), which scores 0.695 and 0.591 there. At 240,000 positions the endgame solved from
-10 cards left gained as much as tripling the positions did (2,000 pairs of ``tune2``:
-0.682 / 0.585 against strong / learned, 0.511 head to head with the 240,000-position
-network of plain playouts, which scores 0.667 / 0.574), and the held-out error fell from
-0.100 to 0.092 (less noise in the targets). Two runs with the same arguments fit the same
-weights: the positions of chunk k depend on the seed and k alone (the committed file was
-fitted, with ``--data``, on chunks 0-119 and 120-359 collected by two runs of the same
-``collect``, so its ``elapsed_s`` is the fit's alone). Tried and not kept, with the
-network of plain playouts: a second iteration (``--seed neural-2 --rollout neural``: the
-targets played out by that network) scored 0.50 against it head to head but less against
-the field (0.62 against ``strong`` where it scores 0.71, seed ``tune``, 500 deal pairs);
-128 hidden units fitted the held-out positions no better.
+The committed network is the average of three (``--average``: their hidden units side by
+side, one layer of 192, each output weight divided by 3), fitted on this 2-core machine
+(needs numpy: ``pip install -e '.[bots-train]'``)::
+
+    nice .venv/bin/python bench/train_neural.py --seed neural-1 --positions 720000 \
+        --epochs 40 --solve-at 10 --out a.json
+    nice .venv/bin/python bench/train_neural.py --seed neural-1 --positions 720000 \
+        --epochs 40 --solve-at 10 --opponents rollout,strong,greedy --data field.npz --out b.json
+    nice .venv/bin/python bench/train_neural.py --seed neural-1 --fit-seed neural-1b \
+        --positions 720000 --epochs 40 --solve-at 10 --opponents rollout,strong,greedy \
+        --data field.npz --out c.json
+    .venv/bin/python bench/train_neural.py --average a.json b.json c.json
+
+(11 to 25 minutes collecting 720,000 positions with 2 workers, depending on the machine's
+load; 2 to 4 fitting; the third reuses the second's positions). The average, on seed
+``tune2``, 4,000 deal pairs each, no search, paired differences with ``a.json`` alone on
+the same deals: +0.014 ± 0.010 against ``greedy`` (0.724), +0.007 ± 0.006 against
+``random`` (0.929), +0.012 ± 0.010 against ``strong`` (0.717), +0.011 ± 0.011 against
+``learned`` (0.609), and 0.517 ± 0.009 against ``a.json`` head to head. Two fits differ
+by as much as what they are fitted on: ``b.json`` alone is no better than ``a.json``
+(+0.006 against greedy, -0.010 against random, +0.002 against strong, -0.009 against
+learned); ``a`` and ``b`` averaged score within noise of the three (0.502 head to head
+with ``a``, where the three score 0.517). The other team drawn from a field in the
+playouts measured large gains at 240,000 positions (+0.048 against greedy, +0.017 against
+random, on par against strong and learned) against a plain fit that was weak against
+greedy (0.677 where ``a.json`` scores 0.711), and none of its own at 720,000: what the
+average gains is the fits' variance, mostly.
+
+``a.json`` alone, the network committed before: on seed ``tune2``, 4,000 deal pairs each,
+it scores 0.714 ± 0.010 against ``strong``, 0.597 against ``learned`` and 0.519 ± 0.010
+against the network committed before it (the same command without ``--solve-at``: the
+playouts to the last card), which scores 0.695 and 0.591 there. At 240,000 positions the
+endgame solved from 10 cards left gained as much as tripling the positions did (2,000
+pairs of ``tune2``: 0.682 / 0.585 against strong / learned, 0.511 head to head with the
+240,000-position network of plain playouts, which scores 0.667 / 0.574), and the held-out
+error fell from 0.100 to 0.092 (less noise in the targets). Two runs with the same
+arguments fit the same weights: the positions of chunk k depend on the seed and k alone.
+Tried and not kept, with the network of plain playouts: a second iteration (``--seed
+neural-2 --rollout neural``: the targets played out by that network) scored 0.50 against
+it head to head but less against the field (0.62 against ``strong`` where it scores 0.71,
+seed ``tune``, 500 deal pairs); 128 hidden units fitted the held-out positions no better;
+with the endgame solved, a field that includes ``random`` (``--opponents
+rollout,strong,greedy,random``, 240,000 positions) gained against random and greedy but
+lost 0.027 ± 0.015 against strong.
 """
 
 from __future__ import annotations
@@ -74,6 +107,7 @@ if __package__ in (None, ""):
 from train_learned import points_target, target  # noqa: E402
 
 from games.bots import neural  # noqa: E402
+from games.bots.expert import _policy_card as greedy_rules  # noqa: E402
 from games.bots.fast import solve  # noqa: E402
 from games.bots.learned import learned_card  # noqa: E402
 from games.bots.neural import INPUTS, Model, inputs  # noqa: E402
@@ -121,21 +155,44 @@ def rollout_policy(name: str) -> Policy:
     return learned_card if name == "learned" else numpy_policy(committed())
 
 
-def finish(deal: Deal, team: int, policy: Policy, solve_at: int) -> float:
-    """The target for ``team`` of ``deal``: played out by ``policy`` for every seat, and
-    from ``solve_at`` cards left (0: never) by both teams' best play on the true cards."""
+def opponent_policy(name: str, rollout: Policy, chance: random.Random) -> Policy:
+    """A policy of the other team in the playouts: ``rollout`` (the rollout policy),
+    ``strong``, ``greedy`` (the expert's fast greedy rules) or ``random`` (``chance``)."""
+    if name == "rollout":
+        return rollout
+    if name == "strong":
+        return strong_card
+    if name == "greedy":
+        return greedy_rules
+    if name == "random":
+        return lambda deal, hand: hand[int(chance.random() * len(hand))]
+    raise ValueError(f"unknown opponent policy {name!r}")
+
+
+def finish(
+    deal: Deal, team: int, policy: Policy, solve_at: int, others: Policy | None = None
+) -> float:
+    """The target for ``team`` of ``deal``: played out by ``policy`` for every seat (the
+    other team's by ``others`` if given), and from ``solve_at`` cards left (0: never) by
+    both teams' best play on the true cards."""
     while deal.turn is not None:
         if sum(len(h) for h in deal.hands) + len(deal.stock) <= solve_at:
             return solve(deal, team, points_target)
-        deal.play(policy(deal, deal.hands[deal.turn]))
+        hand = deal.hands[deal.turn]
+        mover = policy if others is None or deal.turn & 1 == team else others
+        deal.play(mover(deal, hand))
     return target(deal, team)
 
 
-def collect(job: tuple[str, int, str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def collect(
+    job: tuple[str, int, str, int, tuple[str, ...]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CHUNK positions of chunk ``number``: inputs (n, 3, d), mask (n, 3), targets (n, 3)."""
-    seed, number, rollout_name, solve_at = job
+    seed, number, rollout_name, solve_at, opponents = job
     policy = rollout_policy(rollout_name)
     rng = random.Random(f"{seed}:chunk:{number}")
+    chance = random.Random(f"{seed}:chance:{number}")
+    field = [opponent_policy(name, policy, chance) for name in opponents]
     x = np.zeros((CHUNK, WIDTH, len(INPUTS)))
     mask = np.zeros((CHUNK, WIDTH))
     y = np.zeros((CHUNK, WIDTH))
@@ -149,12 +206,13 @@ def collect(job: tuple[str, int, str, int]) -> tuple[np.ndarray, np.ndarray, np.
             hand = deal.hands[deal.turn]
             if len(hand) > 1 and rng.random() < SAMPLE:
                 team = deal.turn & 1
+                others = rng.choice(field) if field else None
                 for i, (card, f) in enumerate(inputs(situation_of_deal(deal))):
                     child = deal.copy()
                     child.play(card)
                     x[n, i] = f
                     mask[n, i] = 1.0
-                    y[n, i] = finish(child, team, policy, solve_at)
+                    y[n, i] = finish(child, team, policy, solve_at, others)
                 n += 1
             explore = rng.random() < EXPLORE
             card = rng.choice(sorted(hand)) if explore else policy(deal, hand)
@@ -248,6 +306,34 @@ def duel(mine: Policy, theirs: Policy, seed: str, pairs: int) -> float:
     return total / (2 * pairs)
 
 
+def average(members: list[dict[str, Any]]) -> dict[str, Any]:
+    """The networks' mean score as one network: their hidden units side by side, each
+    output weight divided by their number (an ensemble, run as one wider layer)."""
+    if any(tuple(m["inputs"]) != INPUTS for m in members):
+        raise ValueError("a network was fitted for other inputs")
+    k = len(members)
+    return {
+        "inputs": list(INPUTS),
+        "w1": [row for m in members for row in m["w1"]],
+        "b1": [b for m in members for b in m["b1"]],
+        "w2": [round(w / k, 7) for m in members for w in m["w2"]],
+        "trained_by": "bench/train_neural.py",
+        "args": {
+            "average": True,
+            "seed": ",".join(m["args"]["seed"] for m in members),
+            "hidden": sum(len(m["b1"]) for m in members),
+        },
+        "members": [{"args": m["args"], "history": m["history"]} for m in members],
+    }
+
+
+def write_average(paths: list[str], out: str) -> int:
+    members = [json.loads(Path(p).read_text("utf-8")) for p in paths]
+    Path(out).write_text(json.dumps(average(members), separators=(",", ":")) + "\n", "utf-8")
+    print(f"wrote {out}: the average of {len(members)} networks")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", default="neural-1")
@@ -268,12 +354,30 @@ def main(argv: list[str] | None = None) -> int:
         help="end each rollout by the exact solver on the true cards from this many cards "
         "left (0: play it out with the rollout policy)",
     )
+    parser.add_argument(
+        "--opponents",
+        default="",
+        help="comma-separated policies of the other team in the playouts, one drawn per "
+        "position: rollout, strong, greedy, random (default: the rollout policy)",
+    )
+    parser.add_argument(
+        "--fit-seed",
+        help="seed of the network's initial weights and minibatches (default: --seed)",
+    )
+    parser.add_argument(
+        "--average",
+        nargs="+",
+        metavar="WEIGHTS",
+        help="write the average of these networks (one wider network) to --out, and stop",
+    )
     parser.add_argument("--duel-pairs", type=int, default=300)
     parser.add_argument("--data", help="cache the positions in this .npz (reused if present)")
     parser.add_argument(
         "--out", default=str(Path(neural.__file__).parent / "data" / neural.WEIGHTS_FILE)
     )
     args = parser.parse_args(argv)
+    if args.average:
+        return write_average(args.average, args.out)
     started = time.perf_counter()
     chunks = max(1, args.positions // CHUNK)
     if args.data and Path(args.data).exists():
@@ -281,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         x, mask, y = cached["x"], cached["mask"], cached["y"]
         print(f"{len(x)} positions from {args.data}", flush=True)
     else:
-        jobs = [(args.seed, k, args.rollout, args.solve_at) for k in range(chunks)]
+        opponents = tuple(args.opponents.split(",")) if args.opponents else ()
+        jobs = [(args.seed, k, args.rollout, args.solve_at, opponents) for k in range(chunks)]
         with Pool(args.workers) as pool:
             parts = pool.map(collect, jobs)  # in chunk order, whatever finishes first
         x = np.concatenate([p[0] for p in parts])
@@ -290,11 +395,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.data:
             np.savez_compressed(args.data, x=x, mask=mask, y=y)
         print(
-            f"{len(x)} positions ({args.rollout} rollouts) in "
+            f"{len(x)} positions ({args.rollout} rollouts"
+            f"{', other team: ' + args.opponents if args.opponents else ''}) in "
             f"{time.perf_counter() - started:.0f} s",
             flush=True,
         )
-    rng = np.random.default_rng(list(args.seed.encode()))
+    rng = np.random.default_rng(list((args.fit_seed or args.seed).encode()))
     params, history = fit(x, mask, y, args.hidden, args.epochs, rng, held=len(x) // 20)
     net = Model(params["w1"].T.tolist(), params["b1"].tolist(), params["w2"].tolist())
 
@@ -324,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
             "epochs": args.epochs,
             "rollout": args.rollout,
             "solve_at": args.solve_at,
+            "opponents": args.opponents or None,
+            "fit_seed": args.fit_seed,
         },
         # How the rollout network was trained (its own args and rollout, and so on).
         "rollout_args": committed()["args"] if args.rollout == "neural" else None,
