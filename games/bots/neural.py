@@ -11,7 +11,9 @@ The weights are in ``data/neural_weights.json`` (package data), fitted by
 ``bench/train_neural.py`` on the same kind of targets as the learned level (each legal
 card of a self-play position played out by the learned level until 10 cards are left,
 then the rest solved exactly on the deal's true cards; see that script for the recipe,
-seed and command).
+seeds and commands). The committed network is three such networks of 64 units averaged
+(their units side by side in one layer of 192): averaging evens out what one fit gets
+wrong by chance.
 
 Standard library only: two small matrix products in plain Python (about a millisecond a
 move). Deterministic (the rng is not used).
