@@ -155,6 +155,9 @@ def rollout_policy(name: str) -> Policy:
     return learned_card if name == "learned" else numpy_policy(committed())
 
 
+OPPONENTS = ("rollout", "strong", "greedy", "random")
+
+
 def opponent_policy(name: str, rollout: Policy, chance: random.Random) -> Policy:
     """A policy of the other team in the playouts: ``rollout`` (the rollout policy),
     ``strong``, ``greedy`` (the expert's fast greedy rules) or ``random`` (``chance``)."""
@@ -376,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=str(Path(neural.__file__).parent / "data" / neural.WEIGHTS_FILE)
     )
     args = parser.parse_args(argv)
+    unknown = set(args.opponents.split(",")) - set(OPPONENTS) if args.opponents else set()
+    if unknown:
+        parser.error(f"--opponents: one or more of {', '.join(OPPONENTS)}, not {unknown}")
     if args.average:
         return write_average(args.average, args.out)
     started = time.perf_counter()
