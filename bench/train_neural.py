@@ -309,30 +309,10 @@ def duel(mine: Policy, theirs: Policy, seed: str, pairs: int) -> float:
     return total / (2 * pairs)
 
 
-def average(members: list[dict[str, Any]]) -> dict[str, Any]:
-    """The networks' mean score as one network: their hidden units side by side, each
-    output weight divided by their number (an ensemble, run as one wider layer)."""
-    if any(tuple(m["inputs"]) != INPUTS for m in members):
-        raise ValueError("a network was fitted for other inputs")
-    k = len(members)
-    return {
-        "inputs": list(INPUTS),
-        "w1": [row for m in members for row in m["w1"]],
-        "b1": [b for m in members for b in m["b1"]],
-        "w2": [round(w / k, 7) for m in members for w in m["w2"]],
-        "trained_by": "bench/train_neural.py",
-        "args": {
-            "average": True,
-            "seed": ",".join(m["args"]["seed"] for m in members),
-            "hidden": sum(len(m["b1"]) for m in members),
-        },
-        "members": [{"args": m["args"], "history": m["history"]} for m in members],
-    }
-
-
 def write_average(paths: list[str], out: str) -> int:
     members = [json.loads(Path(p).read_text("utf-8")) for p in paths]
-    Path(out).write_text(json.dumps(average(members), separators=(",", ":")) + "\n", "utf-8")
+    data = neural.average(members)
+    Path(out).write_text(json.dumps(data, separators=(",", ":")) + "\n", "utf-8")
     print(f"wrote {out}: the average of {len(members)} networks")
     return 0
 
@@ -379,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         "--out", default=str(Path(neural.__file__).parent / "data" / neural.WEIGHTS_FILE)
     )
     args = parser.parse_args(argv)
-    unknown = set(args.opponents.split(",")) - set(OPPONENTS) if args.opponents else set()
+    opponents = tuple(args.opponents.split(",")) if args.opponents else ()
+    unknown = set(opponents) - set(OPPONENTS)
     if unknown:
         parser.error(f"--opponents: one or more of {', '.join(OPPONENTS)}, not {unknown}")
     if args.average:
@@ -391,7 +372,6 @@ def main(argv: list[str] | None = None) -> int:
         x, mask, y = cached["x"], cached["mask"], cached["y"]
         print(f"{len(x)} positions from {args.data}", flush=True)
     else:
-        opponents = tuple(args.opponents.split(",")) if args.opponents else ()
         jobs = [(args.seed, k, args.rollout, args.solve_at, opponents) for k in range(chunks)]
         with Pool(args.workers) as pool:
             parts = pool.map(collect, jobs)  # in chunk order, whatever finishes first

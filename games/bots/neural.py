@@ -26,6 +26,7 @@ import random
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from games.rules import Card, Deal, SeatView
 
@@ -73,6 +74,28 @@ class Model:
             if h > 0:
                 total += h * out
         return total
+
+
+def average(members: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Weights files' data averaged into one: the networks' hidden units side by side,
+    each output weight divided by their number, so that its score is the mean of theirs
+    (an ensemble, run as one wider layer). ``bench/train_neural.py --average`` writes it."""
+    if not members or any(tuple(m["inputs"]) != INPUTS for m in members):
+        raise ValueError("only networks fitted for these inputs can be averaged")
+    k = len(members)
+    return {
+        "inputs": list(INPUTS),
+        "w1": [row for m in members for row in m["w1"]],
+        "b1": [b for m in members for b in m["b1"]],
+        "w2": [round(w / k, 7) for m in members for w in m["w2"]],
+        "trained_by": "bench/train_neural.py",
+        "args": {
+            "average": True,
+            "seed": ",".join(m["args"]["seed"] for m in members),
+            "hidden": sum(len(m["b1"]) for m in members),
+        },
+        "members": [{"args": m["args"], "history": m["history"]} for m in members],
+    }
 
 
 @cache

@@ -3,6 +3,7 @@ points agreeing, and that it plays better than the strong rules (duplicate deals
 timings)."""
 
 import json
+import random
 import tomllib
 from fnmatch import fnmatch
 from importlib import resources
@@ -14,7 +15,16 @@ from bots_cases import random_play_positions
 from games.bots import choose_card
 from games.bots.duel import duel
 from games.bots.learned import FEATURES
-from games.bots.neural import CONTEXT, INPUTS, WEIGHTS_FILE, Model, inputs, model, neural_card
+from games.bots.neural import (
+    CONTEXT,
+    INPUTS,
+    WEIGHTS_FILE,
+    Model,
+    average,
+    inputs,
+    model,
+    neural_card,
+)
 from games.bots.strong import situation_of_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +57,38 @@ def test_the_score_is_the_hidden_layer_rectified():
     net = Model([[1.0] * len(INPUTS), [-1.0] * len(INPUTS)], [0.25, 0.0], [2.0, 3.0])
     # Unit 1: 0.25 + 0.5 * len(INPUTS), times 2; unit 2 is negative, so rectified to 0.
     assert net.score(x) == pytest.approx(2.0 * (0.25 + 0.5 * len(INPUTS)))
+
+
+def _weights(seed, hidden):
+    rng = random.Random(seed)
+    return {
+        "inputs": list(INPUTS),
+        "w1": [[rng.uniform(-1, 1) for _ in INPUTS] for _ in range(hidden)],
+        "b1": [rng.uniform(-1, 1) for _ in range(hidden)],
+        "w2": [rng.uniform(-1, 1) for _ in range(hidden)],
+        "args": {"seed": seed, "hidden": hidden},
+        "history": {},
+    }
+
+
+def test_networks_averaged_score_the_mean_of_their_scores():
+    members = [_weights("a", 3), _weights("b", 2), _weights("c", 4)]
+    data = average(members)
+    assert data["args"]["hidden"] == 9 == len(data["w1"])
+    net = Model(data["w1"], data["b1"], data["w2"])
+    rng = random.Random(7)
+    for _ in range(20):
+        x = [rng.uniform(-1, 1) for _ in INPUTS]
+        mean = sum(Model(m["w1"], m["b1"], m["w2"]).score(x) for m in members) / 3
+        assert net.score(x) == pytest.approx(mean, abs=1e-4)
+
+
+def test_only_networks_of_these_inputs_are_averaged():
+    other = _weights("a", 2) | {"inputs": list(INPUTS[:-1])}
+    with pytest.raises(ValueError, match="these inputs"):
+        average([_weights("b", 2), other])
+    with pytest.raises(ValueError, match="these inputs"):
+        average([])
 
 
 @pytest.mark.parametrize("players", [2, 4])
