@@ -100,3 +100,52 @@ def test_the_expert_stays_deterministic_against_either_model(opponent):
         first = choose_card("expert", view, seed="s", **CAPPED)
         assert choose_card("expert", view, seed="s", **CAPPED) is first
         assert choose_card("expert", other, seed="s", **CAPPED) is first
+
+
+def test_the_greedy_rules_are_exploited_only_once_the_opponent_kept_to_them():
+    """Late in 2-player deals the expert often sees that a greedy opponent keeps to its
+    rules (GREEDY_EXPLOIT: only when the odds are overwhelming), never a random one; and
+    4-player deals are left alone."""
+    from games.bots import expert
+
+    flagged = {}
+    for opponent in ("greedy", "random"):
+        hits = 0
+        for game in range(20):
+            deal = play_until(2, f"exploit-{game}", ["neural", opponent], 27)
+            if deal.turn == 1:
+                deal.play(LEVELS[opponent](seat_view(deal, 1), random.Random(game), 0))
+            view = seat_view(deal, 0)
+            hits += expert._plays_greedy(view, _Sampler(view).unseen)
+        flagged[opponent] = hits
+    assert flagged["greedy"] >= 6, flagged
+    assert flagged["random"] == 0, flagged
+    deal = play_until(4, "exploit-4", ["greedy"] * 4, 27)
+    view = seat_view(deal, deal.turn)
+    assert not expert._plays_greedy(view, _Sampler(view).unseen)
+
+
+def test_against_the_greedy_rules_the_exploit_is_their_best_reply(monkeypatch):
+    """From 6 cards left of 2-player deals (the stock empty: nothing hidden) against the
+    greedy bot, the expert that predicts it by the greedy rules scores at least what the
+    expert that assumes a perfect opponent scores, on every deal, and more on some."""
+    from games.bots import expert
+
+    def finish(deal, exploit):
+        monkeypatch.setattr(expert, "GREEDY_EXPLOIT", 0.0 if exploit else None)
+        deal = deal.copy()
+        rng = random.Random(0)
+        while not deal.is_over:
+            seat = deal.turn
+            view = seat_view(deal, seat)
+            level = "expert" if seat == 0 else "greedy"
+            deal.play(LEVELS[level](view, rng, 60_000, max_iterations=4))
+        return expert._score_points(deal.points[0], deal.points[1])
+
+    better = 0
+    for game in range(40):
+        deal = play_until(2, f"reply-{game}", ["greedy", "greedy"], 34)
+        with_rules, perfect = finish(deal, True), finish(deal, False)
+        assert with_rules >= perfect, game
+        better += with_rules > perfect
+    assert better >= 1
