@@ -107,6 +107,9 @@ searched, not the best reply to a perfect player. None: never. (Seed ``tune3``, 
 pairs, paired with None: 0.99 scored +0.028 ± 0.012 against greedy, -0.003 ± 0.010
 against strong; 0.95, which also fires on strong players' greedy-looking plays, +0.034
 against greedy but -0.018 ± 0.012 against strong.)"""
+JUDGE_SHARE = 0.2
+"""Share of the budget after which the evidence for GREEDY_EXPLOIT is no longer weighed
+(the opponent is then searched as usual)."""
 RANDOM_SHARE_MIN = 0.01
 """Below this posterior share of random play, the opponents are modelled as greedy only."""
 CHANCE_EXACT_PLIES = 6
@@ -220,7 +223,8 @@ def _expert_card(
     # An opponent that has kept to the greedy rules is predicted by them to the end.
     predict: _Predict = PREDICT_POLICY
     minimax_plies = MINIMAX_PLIES[view.players]
-    if exact and _plays_greedy(view, sampler.unseen):
+    judged = _Deadline(clock, started + budget_ms * JUDGE_SHARE / 1000.0)
+    if exact and _plays_greedy(view, sampler.unseen, judged):
         predict, minimax_plies = _policy_card, 0
     totals = [0.0] * len(moves)
     cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
@@ -454,12 +458,16 @@ def _minimax(deal: Deal, team: int, hard: _Deadline | None, memo: Memo | None = 
     return solve(deal, team, _score_points, hard.check if hard is not None else None, memo)
 
 
-def _plays_greedy(view: SeatView, unseen: Sequence[Card]) -> bool:
+def _plays_greedy(view: SeatView, unseen: Sequence[Card], hard: _Deadline | None = None) -> bool:
     """Whether every opponent of a 2-player deal has kept to the greedy rules so far
-    (GREEDY_EXPLOIT)."""
+    (GREEDY_EXPLOIT). Not judged (False) when ``hard`` passes first: the search's time
+    is not spent on weighing the evidence."""
     if GREEDY_EXPLOIT is None or view.players != 2:
         return False
-    posterior = greedy_posterior(view, unseen)
+    try:
+        posterior = greedy_posterior(view, unseen, hard.check if hard is not None else None)
+    except _OutOfTime:
+        return False
     return all(p >= GREEDY_EXPLOIT for p in posterior.values())
 
 
@@ -534,7 +542,9 @@ class _Spot:
         self.leader = leader
 
 
-def greedy_posterior(view: SeatView, unseen: Sequence[Card]) -> dict[int, float]:
+def greedy_posterior(
+    view: SeatView, unseen: Sequence[Card], check: Callable[[], None] | None = None
+) -> dict[int, float]:
     """P(the seat plays by the greedy rules, not at random) for each opponent seat.
 
     Bayes over its last LIKELIHOOD_WINDOW plays, from the prior GREEDY_PRIOR. The cards
@@ -545,6 +555,7 @@ def greedy_posterior(view: SeatView, unseen: Sequence[Card]) -> dict[int, float]
     single card can rule the rules out: the opponent may be a person who is neither).
     The likelihood ratio is averaged over every order exactly (:func:`_greedy_log_ratio`)
     and over a few guesses of the current hand (fixed seed). A pure function of the view.
+    ``check`` is called at each new step of the computation (to abandon it by raising).
     """
     assert view.seat is not None
     n = view.players
@@ -582,6 +593,7 @@ def greedy_posterior(view: SeatView, unseen: Sequence[Card]) -> dict[int, float]
             last_draw,
             drew,
             rng,
+            check,
         )
         odds = max(-30.0, min(30.0, prior + log_ratio))
         posterior[s] = 1 / (1 + math.exp(-odds))
@@ -598,6 +610,7 @@ def _greedy_log_ratio(
     last_draw: int,
     drew_after_last: bool,
     rng: random.Random,
+    check: Callable[[], None] | None = None,
 ) -> float:
     """log P(plays | greedy rules) / P(plays | random play) for one seat, its i-th play
     being in trick i; see :func:`greedy_posterior`.
@@ -614,36 +627,9 @@ def _greedy_log_ratio(
     if not plays:
         return 0.0
     last = len(plays) - 1
-    first = max(0, last - LIKELIHOOD_WINDOW + 1)
-    keep = 1 - LIKELIHOOD_EPS
-    memo: dict[tuple[int, frozenset[Card]], float] = {}
-
-    def weight(i: int, others: frozenset[Card]) -> float:
-        """Mean product of the plays first..i's factors, its hand at play i being
-        ``others`` and the card it played."""
-        key = (i, others)
-        found = memo.get(key)
-        if found is not None:
-            return found
-        spot, card = plays[i]
-        factor = 1.0
-        if others:
-            hand = sorted([card, *others])
-            factor = keep * len(hand) * (_policy_card(spot, hand) is card) + LIKELIHOOD_EPS
-        if i > first and factor > 0:
-            factor *= _before(i - 1, others | {card})
-        memo[key] = factor
-        return factor
-
-    def _before(i: int, after: frozenset[Card]) -> float:
-        """Mean weight of plays ..i given the hand ``after`` the draw that followed
-        trick i (or the hand left after play i when no card was drawn)."""
-        if i > last_draw:
-            return weight(i, after)
-        if i == briscola_trick:
-            return weight(i, after - {briscola}) if briscola in after else 0.0
-        return sum(weight(i, after - {x}) for x in after) / len(after)
-
+    likelihood = _Likelihood(
+        plays, max(0, last - LIKELIHOOD_WINDOW + 1), briscola, briscola_trick, last_draw, check
+    )
     pool = list(unseen)
     need = hand_size - holds_briscola
     guesses: list[list[Card]]
@@ -654,10 +640,62 @@ def _greedy_log_ratio(
     total = 0.0
     for guess in guesses:
         now = frozenset(guess + ([briscola] if holds_briscola else []))
-        total += _before(last, now) if drew_after_last else weight(last, now)
+        total += likelihood.before(last, now) if drew_after_last else likelihood.weight(last, now)
     if total <= 0:
         return math.log(LIKELIHOOD_EPS) * min(len(plays), LIKELIHOOD_WINDOW)
     return math.log(total / len(guesses))
+
+
+class _Likelihood:
+    """The dynamic programme of :func:`_greedy_log_ratio` (methods, not two closures that
+    call each other: that would be a reference cycle, left to the collector)."""
+
+    def __init__(
+        self,
+        plays: Sequence[tuple[_Spot, Card]],
+        first: int,
+        briscola: Card,
+        briscola_trick: int | None,
+        last_draw: int,
+        check: Callable[[], None] | None,
+    ) -> None:
+        self.plays = plays
+        self.first = first
+        self.briscola = briscola
+        self.briscola_trick = briscola_trick
+        self.last_draw = last_draw
+        self.check = check
+        self.memo: dict[tuple[int, frozenset[Card]], float] = {}
+
+    def weight(self, i: int, others: frozenset[Card]) -> float:
+        """Mean product of the plays first..i's factors, its hand at play i being
+        ``others`` and the card it played."""
+        key = (i, others)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if self.check is not None:
+            self.check()
+        spot, card = self.plays[i]
+        factor = 1.0
+        if others:
+            hand = sorted([card, *others])
+            picked = _policy_card(spot, hand) is card
+            factor = (1 - LIKELIHOOD_EPS) * len(hand) * picked + LIKELIHOOD_EPS
+        if i > self.first and factor > 0:
+            factor *= self.before(i - 1, others | {card})
+        self.memo[key] = factor
+        return factor
+
+    def before(self, i: int, after: frozenset[Card]) -> float:
+        """Mean weight of plays ..i given the hand ``after`` the draw that followed
+        trick i (or the hand left after play i when no card was drawn)."""
+        if i > self.last_draw:
+            return self.weight(i, after)
+        if i == self.briscola_trick:
+            briscola = self.briscola
+            return self.weight(i, after - {briscola}) if briscola in after else 0.0
+        return sum(self.weight(i, after - {x}) for x in after) / len(after)
 
 
 def _policy_card(deal: _Position, hand: list[Card]) -> Card:

@@ -58,9 +58,11 @@ def test_the_search_stops_at_the_first_clock_read_past_the_deadline(players, sti
         clock = JumpingClock(still)
         card = expert_bot(view, random.Random(ply), 100, clock=clock)
         assert card in view.legal
-        # The clock was read past the deadline at most once: the search ended there
-        # (or had finished every guess before the deadline, near the end of a deal).
-        assert clock.late_reads <= 1, (ply, clock.reads)
+        # The clock was read past the deadline at most once by the search, which ended
+        # there (or had finished every guess before the deadline, near the end of a
+        # deal), and at most once by the weighing of the opponent's plays before it
+        # (GREEDY_EXPLOIT, in 2-player deals), which ends at its own deadline.
+        assert clock.late_reads <= (2 if players == 2 else 1), (ply, clock.reads)
         cut += clock.late_reads
     assert cut >= len(plies) - 2
 

@@ -116,7 +116,11 @@ def test_the_greedy_rules_are_exploited_only_once_the_opponent_kept_to_them():
             if deal.turn == 1:
                 deal.play(LEVELS[opponent](seat_view(deal, 1), random.Random(game), 0))
             view = seat_view(deal, 0)
-            hits += expert._plays_greedy(view, _Sampler(view).unseen)
+            if expert._plays_greedy(view, _Sampler(view).unseen):
+                hits += 1
+                # Out of time to weigh the evidence: the opponent is searched as usual.
+                late = expert._Deadline(lambda: 1.0, 0.0)
+                assert not expert._plays_greedy(view, _Sampler(view).unseen, late)
         flagged[opponent] = hits
     assert flagged["greedy"] >= 6, flagged
     assert flagged["random"] == 0, flagged
