@@ -5,7 +5,7 @@ import random
 import pytest
 from bots_cases import CAPPED, permuted_deal
 
-from games.bots import LEVELS, choose_card
+from games.bots import LEVELS, choose_card, expert
 from games.bots.expert import GREEDY_PRIOR, _Sampler, greedy_posterior
 from games.rules import Deal, seat_view, shuffled_deck
 
@@ -106,8 +106,6 @@ def test_the_greedy_rules_are_exploited_only_once_the_opponent_kept_to_them():
     """Late in 2-player deals the expert often sees that a greedy opponent keeps to its
     rules (GREEDY_EXPLOIT: only when the odds are overwhelming), never a random one; and
     4-player deals are left alone."""
-    from games.bots import expert
-
     flagged = {}
     for opponent in ("greedy", "random"):
         hits = 0
@@ -133,7 +131,6 @@ def test_against_the_greedy_rules_the_exploit_is_their_best_reply(monkeypatch):
     """From 6 cards left of 2-player deals (the stock empty: nothing hidden) against the
     greedy bot, the expert that predicts it by the greedy rules scores at least what the
     expert that assumes a perfect opponent scores, on every deal, and more on some."""
-    from games.bots import expert
 
     def finish(deal, exploit):
         monkeypatch.setattr(expert, "GREEDY_EXPLOIT", 0.0 if exploit else None)
