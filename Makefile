@@ -61,8 +61,9 @@ check: venv-dev
 		echo "mypy: no games/rules or games/bots yet, skipped"; \
 	fi
 
+# Two lanes at once (tests/lanes.py): the tests that start their own services beside the rest.
 test: check
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(PY) tests/lanes.py $(PYTEST_ARGS)
 
 # Rewrite constraints.txt from a fresh resolution of pyproject.toml (after changing a pin).
 lock:

@@ -1,0 +1,32 @@
+"""tests/lanes.py, which `make test` runs: the two lanes share no database and no Redis."""
+
+from tests.lanes import NO_TESTS_COLLECTED, lane_env, lane_passed
+
+
+def test_the_side_lane_gets_its_own_database_and_redis_number() -> None:
+    env = {
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/briscola_ci",
+        "REDIS_URL": "redis://127.0.0.1:6379/0",
+        "OTHER": "kept",
+    }
+    assert lane_env(env) == {
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/briscola_ci_side",
+        "REDIS_URL": "redis://127.0.0.1:6379/1",
+        "OTHER": "kept",
+    }
+    assert lane_env({"REDIS_URL": "redis://127.0.0.1:6379"})["REDIS_URL"].endswith("/1")
+    assert lane_env({"REDIS_URL": "redis://h:6379/15"})["REDIS_URL"] == "redis://h:6379/0"
+
+
+def test_sqlite_and_no_services_are_left_alone() -> None:
+    # pytest-django's SQLite test database is in memory: nothing to separate.
+    env = {"DATABASE_URL": "sqlite:///db.sqlite3"}
+    assert lane_env(env) == env
+    assert lane_env({}) == {}
+
+
+def test_a_lane_without_tests_passes_only_when_options_chose_the_tests() -> None:
+    assert lane_passed(0, filtered=False)
+    assert lane_passed(NO_TESTS_COLLECTED, filtered=True)
+    assert not lane_passed(NO_TESTS_COLLECTED, filtered=False)
+    assert not lane_passed(1, filtered=True)
