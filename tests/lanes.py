@@ -30,12 +30,14 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTEST = [sys.executable, "-m", "pytest"]
 SIDE_LANE = "processes or browser"
 """The markers of the tests run in the side lane."""
-NO_TESTS_COLLECTED = 5
-"""pytest's exit status when the options selected no test."""
+NO_TESTS_COLLECTED = pytest.ExitCode.NO_TESTS_COLLECTED
+"""pytest's exit status when the options selected no test (5)."""
 
 
 def lane_env(env: dict[str, str]) -> dict[str, str]:
