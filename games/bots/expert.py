@@ -231,7 +231,7 @@ def _expert_card(
     minimax_plies = MINIMAX_PLIES[view.players]
     judged = _Deadline(clock, started + budget_ms * JUDGE_SHARE / 1000.0)
     if exact and _plays_greedy(view, sampler.unseen, judged):
-        predict, minimax_plies = _policy_card, 0
+        predict, minimax_plies = _greedy_card, 0
     totals = [0.0] * len(moves)
     cap = MAX_DETERMINIZATIONS if max_iterations is None else max_iterations
     # Few possible worlds: visit each once (exactly, no sampling noise); else sample.
@@ -763,6 +763,17 @@ def _policy_card(deal: _Position, hand: list[Card]) -> Card:
         if on_table > 0 or cheapest_winner.suit != trump:
             return cheapest_winner
     return cheapest
+
+
+def _greedy_card(deal: _Position, hand: Sequence[Card]) -> Card:
+    """The greedy bot's card (:func:`games.bots.simple.greedy_bot`), exactly: its rules
+    (:func:`_policy_card`) applied to the hand in the order the bot reads it. Among equally
+    cheap cards the rules take the first, and the bot's hand is sorted where a deal's is in
+    the order its cards were drawn: on the deal's order the rules picked another card than
+    the bot in 2.8% of 120,000 positions of random play, on the sorted one in none. (Kept
+    for being exact, not for a gain: against greedy, seed ``tune3``, 1,000 pairs, paired
+    with the deal's order, -0.001 ± 0.007.)"""
+    return _policy_card(deal, sorted(hand))
 
 
 def _lead_cost(card: Card, trump: str) -> int:

@@ -152,3 +152,24 @@ def test_against_the_greedy_rules_the_exploit_is_their_best_reply(monkeypatch):
         assert with_rules >= perfect, game
         better += with_rules > perfect
     assert better >= 1
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_exploit_predicts_the_greedy_bot_card_for_card(players):
+    """The exploit's model of the greedy bot is the bot itself, ties included: on the hand
+    in the order a deal holds it (the order the cards were drawn), on positions of random
+    play where the bot's sorted hand breaks ties between equally cheap cards otherwise."""
+    positions = unsorted = 0
+    for game in range(150):
+        deal = Deal(players, game % players, shuffled_deck(f"predict-{players}-{game}"))
+        rng = random.Random(game)
+        while not deal.is_over:
+            seat = deal.turn
+            hand = deal.hands[seat]
+            predicted = expert._greedy_card(deal, hand)
+            assert predicted is LEVELS["greedy"](seat_view(deal, seat), rng, 0), (game, deal.ply)
+            positions += 1
+            unsorted += predicted is not expert._policy_card(deal, list(hand))
+            deal.play(rng.choice(hand))
+    assert positions == 150 * 40
+    assert unsorted > 0  # the order matters on some of these positions: the test can tell
