@@ -704,8 +704,8 @@ class _Likelihood:
         spot, card = self.plays[i]
         factor = 1.0
         if others:
-            hand = sorted([card, *others])
-            picked = _policy_card(spot, hand) is card
+            hand = [card, *others]
+            picked = _greedy_card(spot, hand) is card
             factor = (1 - LIKELIHOOD_EPS) * len(hand) * picked + LIKELIHOOD_EPS
         if i > self.first and factor > 0:
             factor *= self.before(i - 1, others | {card})
