@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from games.bots.base import beats
+from games.rules import Card
 from tests.faults.stack import Client, Stack, Templates, wait_for
 
 
@@ -59,14 +61,19 @@ def wait_for_turn(client: Client, match_id: str, timeout: float = 30) -> dict[st
 
 
 def wait_to_lead(client: Client, match_id: str, timeout: float = 30) -> dict[str, Any]:
-    """Play on (first legal card) until this client is to lead a trick of a 2-player deal,
-    so that its next card is answered by the other seat; returns the current deal."""
+    """Play on until this client is to lead a trick of a 2-player deal, so that its next
+    card is answered by the other seat; returns the current deal. It answers with a card
+    that takes the trick when it has one (the first legal card could lose every trick to
+    the end of the deal, and then it never leads)."""
     deadline = time.monotonic() + timeout
     while True:
         deal = wait_for_turn(client, match_id, max(1.0, deadline - time.monotonic()))
         if deal["ply"] % 2 == 0:
             return deal
-        body = {"card": deal["legal"][0], "ply": deal["ply"]}
+        led = Card.from_code(deal["table"][0]["card"])
+        legal = [Card.from_code(code) for code in deal["legal"]]
+        taking = [card for card in legal if beats(card, led, deal["trump"])]
+        body = {"card": (taking or legal)[0].code, "ply": deal["ply"]}
         response = client.post(f"/api/v1/matches/{match_id}/moves", body)
         assert response.status_code == 201, response.text
 
