@@ -39,29 +39,41 @@ Recipe:
 Prints the fit (on a held-out twentieth of the positions) and quick duels of the network
 against ``strong`` and ``learned`` on the tuning seed (``--seed``, never a reporting seed).
 
-The committed network is the average of three (``--average``: their hidden units side by
-side, one layer of 192, each output weight divided by 3), fitted on this 2-core machine
-(needs numpy: ``pip install -e '.[bots-train]'``)::
+The committed network (2026-12-06) is the average of three (``--average``: their hidden
+units side by side, one layer of 192, each output weight divided by 3), fitted from three
+initial weights on one collection of positions, with the card inputs
+(:data:`games.bots.neural.CARDS`), on this 2-core machine (needs numpy: ``pip install -e
+'.[bots-train]'``)::
 
-    nice .venv/bin/python bench/train_neural.py --seed neural-1 --positions 720000 \
-        --epochs 40 --solve-at 10 --out a.json
-    nice .venv/bin/python bench/train_neural.py --seed neural-1 --positions 720000 \
-        --epochs 40 --solve-at 10 --opponents rollout,strong,greedy --data field.npz --out b.json
-    nice .venv/bin/python bench/train_neural.py --seed neural-1 --fit-seed neural-1b \
+    nice .venv/bin/python bench/train_neural.py --seed raw-1 --fit-seed fit-a \
         --positions 720000 --epochs 40 --solve-at 10 --opponents rollout,strong,greedy \
-        --data field.npz --out c.json
+        --data field.npz --out a.json
+    (the same with --fit-seed fit-b --out b.json, and --fit-seed fit-c --out c.json)
     .venv/bin/python bench/train_neural.py --average a.json b.json c.json
 
-(11 to 25 minutes collecting 720,000 positions with 2 workers, depending on the machine's
-load; 2 to 4 fitting; the third reuses the second's positions). The average, on seed
-``tune2``, 4,000 deal pairs each, no search, paired differences with ``a.json`` alone on
-the same deals: +0.014 ± 0.010 against ``greedy`` (0.724), +0.007 ± 0.006 against
-``random`` (0.929), +0.012 ± 0.010 against ``strong`` (0.717), +0.011 ± 0.011 against
-``learned`` (0.609), and 0.517 ± 0.009 against ``a.json`` head to head. Two fits differ
-by as much as what they are fitted on: ``b.json`` alone is no better than ``a.json``
-(+0.006 against greedy, -0.010 against random, +0.002 against strong, -0.009 against
-learned); ``a`` and ``b`` averaged score within noise of the three (0.502 head to head
-with ``a``, where the three score 0.517). The other team drawn from a field in the
+(14.5 minutes collecting 720,000 positions with 2 workers on an idle machine, once: the
+other two reuse ``field.npz``; 11 to 17 minutes fitting each. The figures below are from a
+scratch duel script in numpy, outside the tree, on the positions this command collects.)
+Against the network committed before it (the average of three networks without the card
+inputs, below), no search, 8,000 deal pairs of the tuning seed ``rtune4``, paired: 0.511 ±
+0.007 head to head, +0.012 ± 0.009 against ``strong`` (0.730), +0.022 ± 0.008 against
+``greedy`` (0.740), -0.001 ± 0.005 against ``random`` (0.931). One fit with the card
+inputs against one fit without them, on the same positions with the same fit seed
+(``rtune2``, 8,000 pairs): 0.507 ± 0.007 head to head, +0.014 ± 0.009 against strong,
++0.031 ± 0.009 against greedy; held-out error 0.0904 against 0.0906. 128 hidden units
+fitted the held-out positions no better (0.0907).
+
+The network committed before, without the card inputs (2026-12-03): three fits of 44
+inputs, ``--seed neural-1 ... --out a.json`` (the plain recipe), and two with
+``--opponents rollout,strong,greedy`` (fit seeds ``neural-1`` and ``neural-1b``). Its
+average, on seed ``tune2``, 4,000 deal pairs each, no search, paired differences with
+``a.json`` alone on the same deals: +0.014 ± 0.010 against ``greedy`` (0.724), +0.007 ±
+0.006 against ``random`` (0.929), +0.012 ± 0.010 against ``strong`` (0.717), +0.011 ±
+0.011 against ``learned`` (0.609), and 0.517 ± 0.009 against ``a.json`` head to head. Two
+fits differ by as much as what they are fitted on: ``b.json`` alone is no better than
+``a.json`` (+0.006 against greedy, -0.010 against random, +0.002 against strong, -0.009
+against learned); ``a`` and ``b`` averaged score within noise of the three (0.502 head to
+head with ``a``, where the three score 0.517). The other team drawn from a field in the
 playouts measured large gains at 240,000 positions (+0.048 against greedy, +0.017 against
 random, on par against strong and learned) against a plain fit that was weak against
 greedy (0.677 where ``a.json`` scores 0.711), and none of its own at 720,000: what the
@@ -196,7 +208,8 @@ def collect(
     rng = random.Random(f"{seed}:chunk:{number}")
     chance = random.Random(f"{seed}:chance:{number}")
     field = [opponent_policy(name, policy, chance) for name in opponents]
-    x = np.zeros((CHUNK, WIDTH, len(INPUTS)))
+    # float32: 720,000 positions of 136 inputs a card take 1.2 GB instead of 2.4.
+    x = np.zeros((CHUNK, WIDTH, len(INPUTS)), dtype=np.float32)
     mask = np.zeros((CHUNK, WIDTH))
     y = np.zeros((CHUNK, WIDTH))
     n = 0

@@ -1,11 +1,14 @@
-"""The ``neural`` level: a small network over the learned level's features and the deal's state.
+"""The ``neural`` level: a small network over hand-made features, the deal's state and the cards.
 
 For each legal card its input is the ``learned`` level's 30 features of that card
-(:func:`games.bots.learned.features`) followed by :data:`CONTEXT`, what the seat knows of
-the deal as a whole (the stock, the points, the trumps and points still out, its place in
-the trick...): one hidden layer of rectified units scores the card, and the seat plays the
-card of highest score. Where the linear model adds up its features, the network can weigh
-them differently in the opening and in the endgame, when ahead and when behind.
+(:func:`games.bots.learned.features`), then :data:`CONTEXT`, what the seat knows of the
+deal as a whole (the stock, the points, the trumps and points still out, its place in
+the trick...), then :data:`CARDS`, the cards themselves (the card scored, the seat's other
+cards, the cards not seen yet, the card winning the trick, the face-up briscola) by rank,
+trump or plain: one hidden layer of rectified units scores the card, and the seat plays
+the card of highest score. Where the linear model adds up its features, the network can
+weigh them differently in the opening and in the endgame, when ahead and when behind, and
+tell which trumps and which carichi are still out where the features only count them.
 
 The weights are in ``data/neural_weights.json`` (package data), fitted by
 ``bench/train_neural.py`` on the same kind of targets as the learned level (each legal
@@ -15,8 +18,9 @@ seeds and commands). The committed network is three such networks of 64 units av
 (their units side by side in one layer of 192): averaging evens out what one fit gets
 wrong by chance.
 
-Standard library only: two small matrix products in plain Python (about a millisecond a
-move). Deterministic (the rng is not used).
+Standard library only: the hidden layer is the sum of the weights' columns of the inputs
+that are not 0 (most of the card inputs are), in plain Python, about a millisecond and a
+half a move. Deterministic (the rng is not used).
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from importlib import resources
 from typing import Any
 
 from games.rules import Card, Deal, SeatView
+from games.rules.cards import RANKS
 
 from .learned import FEATURES, features
-from .strong import Situation, situation_of_deal, situation_of_view
+from .strong import Situation, _winning_index, situation_of_deal, situation_of_view
 
 CONTEXT = (
     "stock",
@@ -51,14 +56,42 @@ CONTEXT = (
 )
 """The inputs after the learned features: the deal's state (the last, of the card)."""
 
-INPUTS = FEATURES + CONTEXT
+
+def _ranks(prefix: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}_{rank}" for rank in RANKS)
+
+
+CARDS = (
+    *_ranks("card_trump"),
+    *_ranks("card_plain"),
+    *_ranks("trump_out"),
+    *_ranks("plain_out"),
+    *_ranks("suit_out"),
+    *_ranks("held_trump"),
+    *_ranks("held_plain"),
+    *_ranks("table_best"),
+    "table_best_trump",
+    "table_best_follows",
+    *_ranks("briscola_face_up"),
+)
+"""The inputs after the context: the cards themselves, by rank (strongest first) and with
+the suits named only as trump or plain, so that the network can learn what a hand and the
+cards still out are worth where the hand-made features only count them. ``card_*``: the
+card scored; ``trump_out_*``: that trump not seen yet; ``plain_out_*``: how many of the
+three plain cards of that rank are not seen yet (in thirds); ``suit_out_*``: that card
+of the scored card's own suit not seen yet (none for a trump); ``held_*``: the seat's
+other cards (plain ones in halves); ``table_best_*``: the card winning the trick so far,
+whether it is a trump and of the scored card's suit; ``briscola_face_up_*``: the face-up
+briscola while the stock lasts."""
+
+INPUTS = FEATURES + CONTEXT + CARDS
 WEIGHTS_FILE = "neural_weights.json"
 
 
 class Model:
     """One hidden layer: ``score = w2 · relu(W1 x + b1)``."""
 
-    __slots__ = ("b1", "w1", "w2")
+    __slots__ = ("b1", "columns", "w1", "w2")
 
     def __init__(self, w1: Sequence[Sequence[float]], b1: Sequence[float], w2: Sequence[float]):
         if any(len(row) != len(INPUTS) for row in w1) or not len(w1) == len(b1) == len(w2):
@@ -66,14 +99,18 @@ class Model:
         self.w1 = tuple(tuple(float(v) for v in row) for row in w1)
         self.b1 = tuple(float(v) for v in b1)
         self.w2 = tuple(float(v) for v in w2)
+        # W1 by input: most inputs of a card are 0 (the CARDS ones nearly all), and the
+        # hidden layer is the sum of the columns of those that are not.
+        self.columns = tuple(zip(*self.w1, strict=True)) if self.w1 else ()
 
     def score(self, x: Sequence[float]) -> float:
-        total = 0.0
-        for row, b, out in zip(self.w1, self.b1, self.w2, strict=True):
-            h = b + sum([xi * wi for xi, wi in zip(x, row, strict=True)])
-            if h > 0:
-                total += h * out
-        return total
+        if not self.w1:
+            return 0.0
+        h = list(self.b1)
+        for xi, column in zip(x, self.columns, strict=True):
+            if xi:
+                h = [a + xi * w for a, w in zip(h, column, strict=True)]
+        return sum([a * out for a, out in zip(h, self.w2, strict=True) if a > 0])
 
 
 def average(members: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -130,7 +167,61 @@ def inputs(s: Situation) -> list[tuple[Card, list[float]]]:
         s.briscola.points / 11,
         float(s.partner_winning),
     ]
-    return [(card, [*f, *shared, float(card.suit == led)]) for card, f in features(s)]
+    cards = _cards(s)
+    return [
+        (card, [*f, *shared, float(card.suit == led), *c])
+        for (card, f), c in zip(features(s), cards, strict=True)
+    ]
+
+
+def _cards(s: Situation) -> list[list[float]]:
+    """The CARDS inputs of each card of the (sorted) hand."""
+    trump = s.trump
+    trump_out = [0.0] * 10
+    plain_out = [0.0] * 10
+    by_suit: dict[str, list[float]] = {}
+    for c in s.out:
+        if c.suit == trump:
+            trump_out[c.strength - 1] = 1.0
+        else:
+            plain_out[c.strength - 1] += 1 / 3
+            by_suit.setdefault(c.suit, [0.0] * 10)[c.strength - 1] = 1.0
+    best = s.table[_winning_index(s.table, trump)] if s.table else None
+    table_best = [0.0] * 10
+    if best is not None:
+        table_best[best.strength - 1] = 1.0
+    face_up = [0.0] * 10
+    if s.stock_count > 0:
+        face_up[s.briscola.strength - 1] = 1.0
+    none = [0.0] * 10
+    rows = []
+    for card in s.hand:
+        is_trump = card.suit == trump
+        scored = [0.0] * 20
+        scored[card.strength - 1 + (0 if is_trump else 10)] = 1.0
+        held_trump = [0.0] * 10
+        held_plain = [0.0] * 10
+        for c in s.hand:
+            if c is not card:
+                if c.suit == trump:
+                    held_trump[c.strength - 1] = 1.0
+                else:
+                    held_plain[c.strength - 1] += 0.5
+        rows.append(
+            [
+                *scored,
+                *trump_out,
+                *plain_out,
+                *(none if is_trump else by_suit.get(card.suit, none)),
+                *held_trump,
+                *held_plain,
+                *table_best,
+                float(best is not None and best.suit == trump),
+                float(best is not None and best.suit == card.suit),
+                *face_up,
+            ]
+        )
+    return rows
 
 
 def choose(s: Situation, net: Model) -> Card:

@@ -16,6 +16,7 @@ from games.bots import choose_card
 from games.bots.duel import duel
 from games.bots.learned import FEATURES
 from games.bots.neural import (
+    CARDS,
     CONTEXT,
     INPUTS,
     WEIGHTS_FILE,
@@ -26,6 +27,7 @@ from games.bots.neural import (
     neural_card,
 )
 from games.bots.strong import situation_of_view
+from games.rules.cards import RANKS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +37,7 @@ def test_the_weights_are_small_package_data_fitted_for_these_inputs():
     text = path.read_text("utf-8")
     assert len(text.encode()) < 300_000
     data = json.loads(text)
-    assert tuple(data["inputs"]) == INPUTS == FEATURES + CONTEXT
+    assert tuple(data["inputs"]) == INPUTS == FEATURES + CONTEXT + CARDS
     net = model()
     assert len(net.w1) == len(net.b1) == len(net.w2) == data["args"]["hidden"]
     assert data["trained_by"] == "bench/train_neural.py" and data["args"]["seed"]
@@ -109,3 +111,39 @@ def test_the_view_and_the_bare_deal_give_the_same_card(players):
 def test_neural_beats_the_strong_rules_over_duplicate_deals():
     result = duel("neural", "strong", players=2, deals=200, seed="neural-test")
     assert result.score.low > 0.5, result.score
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_card_inputs_name_the_cards_by_rank_trump_or_plain(players):
+    at = {name: i for i, name in enumerate(INPUTS)}
+
+    def block(x, prefix):
+        return [x[at[f"{prefix}_{rank}"]] for rank in RANKS]
+
+    seen = 0
+    for _, _, view in random_play_positions(players, f"ncards-{players}", rng_seed=5):
+        s = situation_of_view(view)
+        trump = s.trump
+        out_trumps = {c.rank for c in s.out if c.suit == trump}
+        for card, x in inputs(s):
+            is_trump = card.suit == trump
+            scored = block(x, "card_trump" if is_trump else "card_plain")
+            other = block(x, "card_plain" if is_trump else "card_trump")
+            assert scored == [float(rank == card.rank) for rank in RANKS] and not any(other)
+            assert block(x, "trump_out") == [float(r in out_trumps) for r in RANKS]
+            plain_out = [sum(c.rank == r and c.suit != trump for c in s.out) for r in RANKS]
+            assert block(x, "plain_out") == pytest.approx([n / 3 for n in plain_out])
+            suit_out = [
+                float(not is_trump and any(c.rank == r and c.suit == card.suit for c in s.out))
+                for r in RANKS
+            ]
+            assert block(x, "suit_out") == suit_out
+            rest = [c for c in s.hand if c is not card]
+            assert block(x, "held_trump") == [
+                float(any(c.rank == r and c.suit == trump for c in rest)) for r in RANKS
+            ]
+            assert sum(block(x, "held_plain")) * 2 == sum(c.suit != trump for c in rest)
+            assert sum(block(x, "table_best")) == float(bool(s.table))
+            assert sum(block(x, "briscola_face_up")) == float(s.stock_count > 0)
+            seen += 1
+    assert seen > 100
