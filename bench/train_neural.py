@@ -34,7 +34,7 @@ Recipe:
 3. Fit the network (:class:`games.bots.neural.Model`) by Adam on the squared error of
    each card's score relative to its position's mean, against the target relative to the
    position's mean: it learns to rank the cards of a position, as the learned level does,
-   but with one hidden layer over the learned features and the deal's state.
+   but with one hidden layer over the learned features, the deal's state and the cards.
 
 Prints the fit (on a held-out twentieth of the positions) and quick duels of the network
 against ``strong`` and ``learned`` on the tuning seed (``--seed``, never a reporting seed).

@@ -26,7 +26,7 @@ from games.bots.neural import (
     model,
     neural_card,
 )
-from games.bots.strong import situation_of_view
+from games.bots.strong import _winning_index, situation_of_view
 from games.rules.cards import RANKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,7 +143,13 @@ def test_the_card_inputs_name_the_cards_by_rank_trump_or_plain(players):
                 float(any(c.rank == r and c.suit == trump for c in rest)) for r in RANKS
             ]
             assert sum(block(x, "held_plain")) * 2 == sum(c.suit != trump for c in rest)
-            assert sum(block(x, "table_best")) == float(bool(s.table))
+            best = s.table[_winning_index(s.table, trump)] if s.table else None
+            assert block(x, "table_best") == [
+                float(best is not None and best.rank == r) for r in RANKS
+            ]
+            assert x[at["table_best_trump"]] == float(best is not None and best.suit == trump)
+            follows = best is not None and best.suit == card.suit
+            assert x[at["table_best_follows"]] == float(follows)
             assert sum(block(x, "briscola_face_up")) == float(s.stock_count > 0)
             seen += 1
     assert seen > 100
