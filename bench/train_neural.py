@@ -39,7 +39,27 @@ Recipe:
 Prints the fit (on a held-out twentieth of the positions) and quick duels of the network
 against ``strong`` and ``learned`` on the tuning seed (``--seed``, never a reporting seed).
 
-The committed network (2026-12-06) is the average of three (``--average``: their hidden
+The committed network (2026-12-06, afternoon) is one more step of policy iteration: the
+same recipe with ``--rollout neural``, the card-reading network below as the playout
+policy (and as the ``rollout`` member of the field), on a new collection::
+
+    git show eb2a68f:games/bots/data/neural_weights.json > games/bots/data/neural_weights.json
+    nice .venv/bin/python bench/train_neural.py --seed raw-2 --rollout neural --fit-seed fit-a \
+        --positions 720000 --epochs 40 --solve-at 10 --opponents rollout,strong,greedy \
+        --data field2.npz --out a.json
+    (the same with --fit-seed fit-b --out b.json, and --fit-seed fit-c --out c.json)
+    .venv/bin/python bench/train_neural.py --average a.json b.json c.json
+
+(the first line puts the rollout network in place: ``--rollout neural`` reads the committed
+weights; 40 minutes collecting with 2 workers, 26 to 45 minutes a fit with three fits on
+two cores.) Against the network it replaces, no search, tuning seed ``rtune6``, 8,000 deal
+pairs, paired (the scratch duel script): 0.523 ± 0.007 head to head, +0.017 ± 0.008 against
+``strong`` (0.742), +0.013 ± 0.008 against ``greedy`` (0.741), +0.007 ± 0.004 against
+``random`` (0.940); with 4 players (teams of two, 1,500 pairs) within noise: 0.493 ± 0.015
+head to head, +0.001 ± 0.020 against strong, +0.002 ± 0.020 against greedy, +0.012 ± 0.013
+against random. (2,000 pairs of ``rtune5`` first: +0.015, +0.020, +0.008, +0.006.)
+
+The network before it (2026-12-06, morning) is the average of three (``--average``: their hidden
 units side by side, one layer of 192, each output weight divided by 3), fitted from three
 initial weights on one collection of positions, with the card inputs
 (:data:`games.bots.neural.CARDS`), on this 2-core machine (needs numpy: ``pip install -e
