@@ -8,6 +8,7 @@ missing (failed instead under BRISCOLA_REQUIRE_SERVICES=1; see tests/conftest.py
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,46 @@ def session_context(browser: Any, live_server: Any, user: Any, **options: Any) -
     context.add_cookies(
         [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
     )
+    _watch_requests(context)
     return context
+
+
+# The requests each context has sent and not yet had answered: what a wait that timed out
+# was waiting behind (``page_diagnosis``).
+_IN_FLIGHT: dict[int, dict[Any, tuple[str, float]]] = {}
+
+
+def _watch_requests(context: Any) -> None:
+    pending: dict[Any, tuple[str, float]] = {}
+    _IN_FLIGHT[id(context)] = pending
+    context.on(
+        "request", lambda r: pending.__setitem__(r, (f"{r.method} {r.url}", time.monotonic()))
+    )
+    context.on("requestfinished", lambda r: pending.pop(r, None))
+    context.on("requestfailed", lambda r: pending.pop(r, None))
+    context.on("close", lambda _c: _IN_FLIGHT.pop(id(context), None))
+
+
+def page_diagnosis(page: Any) -> str:
+    """What the table shows (``#play``'s data attributes, the end dialog, the toast) and
+    which of its context's requests are still unanswered, and for how long: said when a
+    wait for the page times out."""
+    shown = page.evaluate(
+        """() => {
+          const play = document.getElementById('play');
+          const dialog = document.getElementById('end-dialog');
+          const toast = document.getElementById('toast');
+          return {
+            play: play ? {...play.dataset, csrf: undefined} : null,
+            end_dialog_open: dialog ? dialog.open : null,
+            toast: toast && !toast.hidden ? toast.textContent : null,
+          };
+        }"""
+    )
+    now = time.monotonic()
+    pending = _IN_FLIGHT.get(id(page.context), {})
+    waiting = sorted((f"{what} ({now - since:.1f} s)" for what, since in pending.values()))
+    return f"page: {shown}; requests unanswered: {waiting or 'none'}"
 
 
 def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[Any]:

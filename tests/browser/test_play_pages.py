@@ -16,7 +16,12 @@ import pytest
 
 from accounts.models import User
 from games.models import Deal, Match, MatchStatus
-from tests.browser.conftest import axe_violations, boxes_outside_viewport, session_context
+from tests.browser.conftest import (
+    axe_violations,
+    boxes_outside_viewport,
+    page_diagnosis,
+    session_context,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -95,7 +100,14 @@ def play_card(page: Any, press: Callable[[], None]) -> None:
 
 
 def wait_turn_or_end(page: Any) -> str:
-    page.wait_for_selector(f"{MY_TURN}, {DEAL_OVER}", state="attached", timeout=15000)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_selector(f"{MY_TURN}, {DEAL_OVER}", state="attached", timeout=15000)
+    except PlaywrightTimeout as exc:
+        # Once seen in CI under load (2026-12-06): the bot's last card of a match stored, the
+        # page not at its end 15 s later. Say what the page showed and was waiting for.
+        raise AssertionError(f"no turn and no deal's end in 15 s: {page_diagnosis(page)}") from exc
     return str(page.get_attribute("#play", "data-state"))
 
 
