@@ -114,8 +114,10 @@ def page_diagnosis(page: Any) -> str:
           const play = document.getElementById('play');
           const dialog = document.getElementById('end-dialog');
           const toast = document.getElementById('toast');
+          const shown = play ? {...play.dataset} : null;
+          if (shown) delete shown.csrf;
           return {
-            play: play ? {...play.dataset, csrf: undefined} : null,
+            play: shown,
             end_dialog_open: dialog ? dialog.open : null,
             toast: toast && !toast.hidden ? toast.textContent : null,
           };

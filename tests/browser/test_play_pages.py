@@ -485,3 +485,29 @@ def test_admin_match_list_fits_1280_beside_its_filters(
     assert page.locator("table.deal-tricks tbody tr").count() == 20
     shots(page.locator("table.deal-tricks"), "admin-deal-tricks")
     context.close()
+
+
+def test_a_wait_that_times_out_says_what_the_page_showed_and_awaited(
+    chromium: Any, live_server: Any, people: Callable[..., User]
+) -> None:
+    """``page_diagnosis``, what ``wait_turn_or_end`` says when it times out: the table's
+    state and the requests still unanswered (here one the browser holds back), not the
+    page's CSRF token."""
+    alice = people(username="alice")
+    context = session_context(chromium, live_server, alice, **DESKTOP)
+    page = context.new_page()
+    start_from_lobby(page, live_server, players=2, format="first_to_2", level="random")
+    wait_turn_or_end(page)
+    held: list[Any] = []
+    # Never continued: the request stays open.
+    page.route("**/stall-probe", lambda route: held.append(route))
+    page.evaluate("() => { fetch('/stall-probe'); }")
+    while not held:
+        page.wait_for_timeout(50)
+
+    said = page_diagnosis(page)
+
+    assert "'state': 'playing'" in said and "'myTurn': '1'" in said, said
+    assert re.search(r"GET http://[^ ]+/stall-probe \(\d+\.\d s\)", said), said
+    assert "csrf" not in said, said
+    context.close()
