@@ -67,6 +67,7 @@ def error_messages() -> dict[str, str]:
         "throttled": _("Too many requests: wait a moment."),
         "service_unavailable": _("The service is busy: try again in a moment."),
         "network": _("The server cannot be reached: check the connection."),
+        "timeout": _("The server did not answer in time: try again."),
         "error": _("Something went wrong."),
     }
 

@@ -511,3 +511,48 @@ def test_a_wait_that_times_out_says_what_the_page_showed_and_awaited(
     assert re.search(r"GET http://[^ ]+/stall-probe \(\d+\.\d s\)", said), said
     assert "csrf" not in said, said
     context.close()
+
+
+def test_a_deal_record_that_never_comes_does_not_hold_the_end_dialog(
+    chromium: Any, live_server: Any, people: Callable[..., User], games: Any
+) -> None:
+    """The end dialog waits for the deal's record (the cards each side took) only so long
+    (``RECORD_TIMEOUT_MS`` in table.js): with the record's request never answered, the
+    dialog still opens, with the points, and the page still answers."""
+    alice, bob = people(username="alice"), people(username="bob")
+    match = games.person_match(alice, bob)
+    games.play(match, 40)
+    match.refresh_from_db()
+    assert match.status == MatchStatus.FINISHED
+    deal = Deal.objects.get(match=match)
+    context = session_context(chromium, live_server, alice, **DESKTOP)
+    page = context.new_page()
+    errors = errors_of(page)
+    held: list[Any] = []
+    page.route(f"**/api/v1/deals/{deal.pk}", lambda route: held.append(route))
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+
+    # Opening a finished match's table announces its last deal; the record is held.
+    page.wait_for_selector('#play[data-state="ending"]', state="attached", timeout=10000)
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached", timeout=15000)
+
+    assert len(held) == 1
+    assert page.locator("#end-dialog").evaluate("d => d.open")
+    points = page.locator("#end-sides .side").evaluate_all("s => s.map(e => e.dataset.points)")
+    assert sorted(points) == sorted(str(p) for p in (deal.points_team0, deal.points_team1))
+    assert page.locator("#end-sides .taken-cards .card").count() == 0
+
+    # Any request of the page's: abandoned after its time, with the code "timeout".
+    page.route("**/stall-probe", lambda route: held.append(route))
+    failed = page.evaluate(
+        """async () => {
+            const table = document.querySelector('script[type="module"][src*="table"]').src;
+            const { api, errorText } = await import(new URL("api.js", table).href);
+            try { await api("/stall-probe", { timeoutMs: 300 }); } catch (e) {
+                return [e.status, e.code, errorText(e)];
+            }
+        }"""
+    )
+    assert failed == [0, "timeout", "The server did not answer in time: try again."]
+    assert errors == []
+    context.close()

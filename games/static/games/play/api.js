@@ -2,10 +2,11 @@
 // token on writes, JSON in and out, and every error as {code, message, details}.
 
 export class ApiError extends Error {
-  constructor(status, body) {
+  // ``status`` 0: no answer at all, ``failure`` says which ("network" or "timeout").
+  constructor(status, body, failure = "network") {
     super((body && body.message) || "HTTP " + status);
     this.status = status;
-    this.code = (body && body.code) || (status === 0 ? "network" : "error");
+    this.code = (body && body.code) || (status === 0 ? failure : "error");
     this.details = (body && body.details) || {};
   }
 }
@@ -22,29 +23,50 @@ export function newKey() {
   return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
 }
 
+// No request waits for ever: one a server or proxy never answers (or stops answering
+// halfway) would leave the page waiting on it, a move's card held or a deal's end
+// unannounced. After ``timeoutMs`` it is abandoned and fails with the code "timeout"; a
+// write may still have landed, which the next read of the match shows.
+export const TIMEOUT_MS = 20000;
+
 // Returns {status, data, etag}; a 304 has data null. Throws ApiError.
-export async function api(url, { method = "GET", body, etag, key } = {}) {
+export async function api(url, { method = "GET", body, etag, key, timeoutMs = TIMEOUT_MS } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrf();
   if (etag) headers["If-None-Match"] = etag;
   if (key) headers["Idempotency-Key"] = key;
-  let response;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
-    response = await fetch(url, {
-      method,
-      headers,
-      credentials: "same-origin",
-      cache: "no-store",
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (e) {
-    throw new ApiError(0, null);
+    let response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers,
+        credentials: "same-origin",
+        cache: "no-store",
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: abort.signal,
+      });
+    } catch (e) {
+      throw new ApiError(0, null, abort.signal.aborted ? "timeout" : "network");
+    }
+    if (response.status === 304) return { status: 304, data: null, etag: response.headers.get("ETag") };
+    // The body is read under the same clock: a stalled body fails as a timeout too.
+    let data = null;
+    if (response.status !== 204) {
+      try {
+        data = await response.json();
+      } catch (e) {
+        if (abort.signal.aborted) throw new ApiError(0, null, "timeout");
+      }
+    }
+    if (!response.ok) throw new ApiError(response.status, data);
+    return { status: response.status, data, etag: response.headers.get("ETag") };
+  } finally {
+    clearTimeout(timer);
   }
-  if (response.status === 304) return { status: 304, data: null, etag: response.headers.get("ETag") };
-  const data = response.status === 204 ? null : await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, data);
-  return { status: response.status, data, etag: response.headers.get("ETag") };
 }
 
 // The page's words, in its language (games/play/strings.py).

@@ -7,6 +7,7 @@ import { MatchFeed } from "./live.js";
 
 const root = document.getElementById("play");
 const $ = (id) => document.getElementById(id);
+const RECORD_TIMEOUT_MS = 5000; // how long a deal's end waits for the deal's record
 
 let detail = null; // the latest match detail
 let shownDeal = null; // the id of the deal the table shows
@@ -356,7 +357,8 @@ async function dealEnded(summary) {
   sides.replaceChildren();
   const taken = [[], []];
   try {
-    const record = (await api(root.dataset.deals + summary.id)).data;
+    // The dialog waits for the cards taken, but not long: the points need no record.
+    const record = (await api(root.dataset.deals + summary.id, { timeoutMs: RECORD_TIMEOUT_MS })).data;
     record.tricks.forEach((t) => { taken[t.winner % 2].push(...t.cards); });
   } catch (error) {
     // The points still show; the cards need the record.
