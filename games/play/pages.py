@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -97,6 +98,9 @@ def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
             "match_id": str(match_id),
             "api_url": reverse("match-detail", kwargs={"match_id": str(match_id)}),
             "stream_url": _stream_url(match_id),
+            # The stream's heartbeat, how long it may be silent (live.js, its watchdog); a
+            # string, so that no locale writes it "15,0".
+            "heartbeat_seconds": str(settings.LIVE_HEARTBEAT_SECONDS),
         },
     )
 

@@ -556,3 +556,83 @@ def test_a_deal_record_that_never_comes_does_not_hold_the_end_dialog(
     assert failed == [0, "timeout", "The server did not answer in time: try again."]
     assert errors == []
     context.close()
+
+
+def test_a_stream_that_never_opens_is_given_up_for_polling(
+    chromium: Any, live_server: Any, people: Callable[..., User], settings: Any
+) -> None:
+    """A stream held without an answer or an error (a proxy that buffers it) gives the
+    page no news and no ``error`` event: after twice the heartbeat and a second more of
+    silence (live.js's watchdog; 1 s here) the page polls, and the bot's reply shows."""
+    settings.LIVE_HEARTBEAT_SECONDS = 1.0
+    alice = people(username="alice")
+    context = session_context(chromium, live_server, alice, **DESKTOP)
+    page = context.new_page()
+    errors = errors_of(page)
+    held: list[Any] = []
+    page.route("**/stream*", lambda route: held.append(route))
+    reads: list[str] = []
+    page.on("request", lambda r: reads.append(r.url) if "/api/v1/matches/" in r.url else None)
+    start_from_lobby(page, live_server, players=2, format="single", level="random")
+    assert page.get_attribute("#play", "data-heartbeat") == "1.0"
+    wait_turn_or_end(page)
+    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
+
+    # The move's own answer left the bot to play; only a read of the match can show its card.
+    wait_turn_or_end(page)
+
+    assert held, "the page never asked for the stream"
+    polls = [url for url in reads if not url.endswith(("/stream", "/moves"))]
+    assert len(polls) >= 2, reads  # the table's first read, then the polls
+    assert errors == []
+    context.close()
+
+
+def test_a_stream_that_opened_and_went_quiet_is_backed_by_reads_of_the_match(
+    chromium: Any, live_server: Any, people: Callable[..., User], games: Any
+) -> None:
+    """live.js's watchdog on an open stream that says nothing: the match is read (with
+    its ETag) once per quiet spell, and the stream is kept, not given up."""
+    alice, bob = people(username="alice"), people(username="bob")
+    match = games.person_match(alice, bob)
+    context = session_context(chromium, live_server, alice, **DESKTOP)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    said = page.evaluate(
+        """async (url) => {
+            const table = document.querySelector('script[type="module"][src*="table"]').src;
+            const { MatchFeed } = await import(new URL("live.js", table).href);
+            const opened = [];
+            // An EventSource that opens and then says nothing, and never fails.
+            window.EventSource = class {
+                constructor() {
+                    opened.push(this);
+                    setTimeout(() => this.onopen && this.onopen(), 50);
+                }
+                addEventListener() {}
+                close() { this.closed = true; }
+            };
+            window.EventSource.CLOSED = 2;
+            const details = [];
+            const feed = new MatchFeed({
+                url, streamUrl: url + "/stream", heartbeatSeconds: 0.25,
+                onDetail: (d) => details.push(d.id), onError: (e) => details.push(e.code),
+            });
+            let reads = 0;
+            const refresh = feed.refresh.bind(feed);
+            feed.refresh = () => { reads += 1; return refresh(); };
+            feed.start();
+            await new Promise((r) => setTimeout(r, 4800));  // quiet spells of 1.5 s
+            feed.stop();
+            return { mode: feed.mode, streams: opened.length, closed: !!opened[0].closed,
+                     reads, ids: [...new Set(details)] };
+        }""",
+        f"/api/v1/matches/{match.pk}",
+    )
+    assert said["mode"] == "stream" and said["streams"] == 1, said
+    # A read each 1.5 to 1.9 s of silence (the watchdog looks every quarter of it); the
+    # first has the match, the next a bodiless 304 (nothing changed).
+    assert 2 <= said["reads"] <= 3 and said["ids"] == [str(match.pk)], said
+    assert said["closed"], said  # by stop()
+    context.close()

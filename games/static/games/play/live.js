@@ -2,10 +2,16 @@
 // Sent Events) it listens to it; without one (the route is not there, the browser has no
 // EventSource, the stream fails before it opens) it polls the match with its ETag
 // (If-None-Match: a bodiless 304 while nothing changed).
+//
+// A stream can also stall without an error: a proxy that buffers it, a connection gone
+// half-open, a request that never opens. The server writes a heartbeat every
+// ``heartbeatSeconds``, but as an SSE comment, which EventSource does not show; so while
+// the stream has said nothing for twice that (and a second more), the page reads the
+// match anyway, and a stream that never opened in that time is given up for polling.
 import { api } from "./api.js";
 
 export class MatchFeed {
-  constructor({ url, streamUrl, onDetail, onError }) {
+  constructor({ url, streamUrl, heartbeatSeconds = 15, onDetail, onError }) {
     this.url = url;
     this.streamUrl = streamUrl;
     this.onDetail = onDetail;
@@ -17,6 +23,9 @@ export class MatchFeed {
     this.interval = 1000;
     this.busy = false;
     this.stopped = false;
+    this.quietMs = (2 * heartbeatSeconds + 1) * 1000;
+    this.heard = 0;
+    this.watchdog = null;
     document.addEventListener("visibilitychange", () => {
       if (!document.hidden && !this.stopped) this.refresh();
     });
@@ -54,6 +63,7 @@ export class MatchFeed {
     // Each event carries the match as this viewer sees it (``detail``), the very body
     // GET /api/v1/matches/{id} answers, and the ETag of it.
     const changed = (event) => {
+      this.heard = Date.now();
       let data = null;
       try { data = JSON.parse(event.data); } catch (e) { data = null; }
       if (data && data.detail && "current_deal" in data.detail) {
@@ -64,20 +74,31 @@ export class MatchFeed {
         this.refresh(); // anything else says "something changed": read the match
       }
     };
-    source.onopen = () => { opened = true; };
+    source.onopen = () => { opened = true; this.heard = Date.now(); };
     source.onmessage = changed;
     // The event types the stream sends (docs/bots.md, "Streams").
     [
       "match", "seat_joined", "match_started", "card_played", "deal_finished",
       "deal_started", "match_finished", "match_aborted", "rating_changed", "match_event",
     ].forEach((name) => source.addEventListener(name, changed));
-    source.onerror = () => {
-      if (!opened || source.readyState === EventSource.CLOSED) {
-        source.close(); // no stream here (or it ended for good): poll instead
-        this.source = null;
-        this.poll();
-      }
+    const giveUp = () => {
+      clearInterval(this.watchdog);
+      source.close();
+      this.source = null;
+      this.poll();
     };
+    source.onerror = () => {
+      // No stream here (or it ended for good): poll instead.
+      if (!opened || source.readyState === EventSource.CLOSED) giveUp();
+    };
+    this.heard = Date.now();
+    clearInterval(this.watchdog);
+    this.watchdog = setInterval(() => {
+      if (this.stopped || this.source !== source || Date.now() - this.heard < this.quietMs) return;
+      this.heard = Date.now();
+      if (!opened) giveUp();
+      else if (!document.hidden) this.refresh();
+    }, Math.min(this.quietMs / 4, 5000));
   }
 
   poll() {
@@ -109,6 +130,7 @@ export class MatchFeed {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.watchdog);
     if (this.source) this.source.close();
   }
 }

@@ -19,6 +19,7 @@ let toastTimer = null;
 const feed = new MatchFeed({
   url: root.dataset.api,
   streamUrl: root.dataset.stream,
+  heartbeatSeconds: Number(root.dataset.heartbeat) || 15,
   onDetail: (data) => show(data),
   onError: (error) => {
     if (error.code === "match_not_found" || error.code === "match_private") fatal(error);
