@@ -57,7 +57,10 @@ pairs, paired (the scratch duel script): 0.523 ± 0.007 head to head, +0.017 ± 
 ``strong`` (0.742), +0.013 ± 0.008 against ``greedy`` (0.741), +0.007 ± 0.004 against
 ``random`` (0.940); with 4 players (teams of two, 1,500 pairs) within noise: 0.493 ± 0.015
 head to head, +0.001 ± 0.020 against strong, +0.002 ± 0.020 against greedy, +0.012 ± 0.013
-against random. (2,000 pairs of ``rtune5`` first: +0.015, +0.020, +0.008, +0.006.)
+against random. (2,000 pairs of ``rtune5`` first: +0.015, +0.020, +0.008, +0.006.) A
+third step, the same commands with ``--seed raw-3`` on the committed network (two fits
+averaged), gained nothing: 0.489 ± 0.014 head to head, +0.002 against strong, -0.016
+against greedy, -0.005 against random (``rtune7``, 2,000 pairs; docs/bots.md).
 
 The network before it (2026-12-06, morning) is the average of three (``--average``: their hidden
 units side by side, one layer of 192, each output weight divided by 3), fitted from three
