@@ -70,7 +70,8 @@ from accounts.models import User
 from games import rules
 from games.models import Deal, Match, MatchStatus
 
-pytestmark = pytest.mark.django_db
+# The longest tests of the suite (about 100 s together): run in the side lane (tests/lanes.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.side_lane]
 
 API = "/api/v1"
 
