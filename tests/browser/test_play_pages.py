@@ -54,6 +54,17 @@ def hand_names(page: Any) -> dict[str, str]:
     return names
 
 
+def play_module(page: Any, name: str) -> str:
+    """The URL of one of the table's ES modules (beside table.js, whatever the static
+    storage names it): imported in the page, it is the very module the table runs."""
+    table = page.get_attribute('script[type="module"][src*="table"]', "src")
+    return str(
+        page.evaluate(
+            "([name, table]) => new URL(name, new URL(table, location.href)).href", [name, table]
+        )
+    )
+
+
 def errors_of(page: Any) -> list[str]:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -545,13 +556,13 @@ def test_a_deal_record_that_never_comes_does_not_hold_the_end_dialog(
     # Any request of the page's: abandoned after its time, with the code "timeout".
     page.route("**/stall-probe", lambda route: held.append(route))
     failed = page.evaluate(
-        """async () => {
-            const table = document.querySelector('script[type="module"][src*="table"]').src;
-            const { api, errorText } = await import(new URL("api.js", table).href);
+        """async (module) => {
+            const { api, errorText } = await import(module);
             try { await api("/stall-probe", { timeoutMs: 300 }); } catch (e) {
                 return [e.status, e.code, errorText(e)];
             }
-        }"""
+        }""",
+        play_module(page, "api.js"),
     )
     assert failed == [0, "timeout", "The server did not answer in time: try again."]
     assert errors == []
@@ -600,9 +611,8 @@ def test_a_stream_that_opened_and_went_quiet_is_backed_by_reads_of_the_match(
     page.goto(f"{live_server.url}/play/{match.pk}/")
     page.wait_for_selector('#play[data-state="playing"]', state="attached")
     said = page.evaluate(
-        """async (url) => {
-            const table = document.querySelector('script[type="module"][src*="table"]').src;
-            const { MatchFeed } = await import(new URL("live.js", table).href);
+        """async ([url, module]) => {
+            const { MatchFeed } = await import(module);
             const opened = [];
             // An EventSource that opens and then says nothing, and never fails.
             window.EventSource = class {
@@ -628,7 +638,7 @@ def test_a_stream_that_opened_and_went_quiet_is_backed_by_reads_of_the_match(
             return { mode: feed.mode, streams: opened.length, closed: !!opened[0].closed,
                      reads, ids: [...new Set(details)] };
         }""",
-        f"/api/v1/matches/{match.pk}",
+        [f"/api/v1/matches/{match.pk}", play_module(page, "live.js")],
     )
     assert said["mode"] == "stream" and said["streams"] == 1, said
     # A read each 1.5 to 1.9 s of silence (the watchdog looks every quarter of it); the
