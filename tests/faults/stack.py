@@ -31,10 +31,17 @@ PASSWORD = "a-long-password-1"
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port free now, below the kernel's ephemeral range (Linux: 32768 and up). A port
+    the kernel hands out for ``bind(0)`` is an ephemeral one, which any outgoing connection
+    may take before the server binds it (seen once: gunicorn "Address already in use")."""
+    while True:
+        port = 20000 + secrets.randbelow(12000)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def wait_for(what: str, predicate: Callable[[], Any], timeout: float, interval: float = 0.1) -> Any:
