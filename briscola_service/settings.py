@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's assets served from here, not from a CDN
     "corsheaders",
+    "csp",
     "accounts",
     "briscola_service.idempotency",
 ]
@@ -85,6 +86,8 @@ MIDDLEWARE = [
     # could refuse it (django-cors-headers).
     "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (django-csp; CONTENT_SECURITY_POLICY).
+    "csp.middleware.CSPMiddleware",
     # Static files from the ASGI server itself (compressed, cached), in production too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
@@ -110,7 +113,9 @@ ASGI_APPLICATION = "briscola_service.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The service's own templates: the API's docs page and the browsable API's, which
+        # keep to the Content-Security-Policy (searched before the apps' templates).
+        "DIRS": [BASE_DIR / "briscola_service" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -328,6 +333,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "briscola_service" / "static"]
 # WhiteNoise serves STATIC_ROOT (filled by collectstatic: the Dockerfile and `make run` run
 # it); in DEBUG it also finds files in the apps directly, so a new file needs no collect.
 WHITENOISE_USE_FINDERS = DEBUG
@@ -499,6 +505,28 @@ METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # A Celery worker serves its own metrics on this port when set (0: not at all).
 CELERY_METRICS_PORT = env.int("CELERY_METRICS_PORT", default=0)
 CELERY_METRICS_ADDR = env.str("CELERY_METRICS_ADDR", default="127.0.0.1")
+
+# --- Content-Security-Policy -------------------------------------------------------------
+
+# What a page may load and run: only this origin's own scripts, styles, images and
+# requests (the live streams included), no inline script or style, no plugin, no frame,
+# no <base>, forms posted only here. Whatever an attacker managed to put into a page (a
+# user name, a message) could not run, load from or send to elsewhere. Every page keeps
+# to it: tests/browser/test_content_security_policy.py visits each one, the admin and the
+# API's docs included, and fails on any violation the browser reports.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Production hardening ----------------------------------------------------------------
 

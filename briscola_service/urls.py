@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from briscola_service import exceptions, health, metrics
 
@@ -26,7 +26,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # The split view serves its start-up script as a file: the pages allow no inline script.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="schema", template_name="briscola_service/api_docs.html"
+        ),
+        name="swagger-ui",
+    ),
     path("api/v1/auth/", include("accounts.urls")),
     path("api-auth/", include("rest_framework.urls")),
 ]

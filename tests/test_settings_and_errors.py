@@ -34,6 +34,34 @@ def test_docs_page_is_served(api_client: APIClient) -> None:
 
 
 @pytest.mark.django_db
+def test_docs_page_loads_its_start_up_script_as_a_file(api_client: APIClient) -> None:
+    """No inline script for the Content-Security-Policy to refuse: the page names a script
+    URL, which answers JavaScript that starts Swagger UI on the schema."""
+    page = api_client.get("/api/docs/").content.decode()
+    assert "<style" not in page
+    assert "<script>" not in page
+    script = api_client.get("/api/docs/", {"script": ""})
+    assert script.status_code == 200
+    assert script["Content-Type"].startswith("application/javascript")
+    assert "SwaggerUIBundle" in script.content.decode()
+    assert "/api/schema/" in script.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/play/signin/", "/api/docs/", "/api/v1/matches", "/healthz"])
+def test_every_answer_carries_the_content_security_policy(api_client: APIClient, path: str) -> None:
+    """The same policy on pages, the API and the probes (a JSON answer opened in a browser
+    tab is a document too)."""
+    policy = api_client.get(path)["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'self'"
+    assert directives["script-src"] == "'self'"
+    assert directives["style-src"] == "'self'"
+    assert directives["object-src"] == "'none'"
+    assert directives["frame-ancestors"] == "'none'"
+
+
+@pytest.mark.django_db
 def test_unknown_api_url_is_json_404(api_client: APIClient) -> None:
     response = api_client.get("/api/v1/nope")
     assert response.status_code == 404
