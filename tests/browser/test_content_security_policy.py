@@ -118,6 +118,8 @@ def test_every_page_keeps_to_the_content_security_policy(
     seen["sign in"] = violations(page)
     visit(page, f"{live_server.url}/play/signup/", "form")
     seen["sign up"] = violations(page)
+    visit(page, f"{live_server.url}/admin/login/", "#login-form")
+    seen["admin sign in"] = violations(page)
     anonymous.close()
 
     # The admin: its index, a list with filters, a change form with its widgets.
@@ -130,6 +132,8 @@ def test_every_page_keeps_to_the_content_security_policy(
     seen["admin lists"] = violations(page)
     visit(page, f"{live_server.url}/admin/games/deal/{deal.pk}/change/", "table.deal-tricks")
     seen["admin deal"] = violations(page)
+    visit(page, f"{live_server.url}/admin/games/match/{finished.pk}/change/", "#content-main")
+    seen["admin match"] = violations(page)
     visit(page, f"{live_server.url}/admin/accounts/user/{alice.pk}/change/", "#user_form")
     seen["admin user"] = violations(page)
     admin.close()
