@@ -55,9 +55,10 @@ def hand_names(page: Any) -> dict[str, str]:
 
 
 def play_module(page: Any, name: str) -> str:
-    """The URL of one of the table's ES modules (beside table.js, whatever the static
-    storage names it): imported in the page, it is the very module the table runs."""
-    table = page.get_attribute('script[type="module"][src*="table"]', "src")
+    """The URL of one of the play pages' ES modules (beside the page's own, table.js or
+    lobby.js, whatever the static storage names it): imported in the page, it is the very
+    module the page runs."""
+    table = page.get_attribute('script[type="module"][src*="games/play/"]', "src")
     return str(
         page.evaluate(
             "([name, table]) => new URL(name, new URL(table, location.href)).href", [name, table]
@@ -565,6 +566,40 @@ def test_a_deal_record_that_never_comes_does_not_hold_the_end_dialog(
         play_module(page, "api.js"),
     )
     assert failed == [0, "timeout", "The server did not answer in time: try again."]
+    assert errors == []
+    context.close()
+
+
+def test_a_body_that_stalls_after_its_headers_fails_as_a_timeout(
+    chromium: Any, live_server: Any, people: Callable[..., User], settings: Any
+) -> None:
+    """``api()`` reads the body under the same clock as the request: an answer whose
+    headers came and whose body stopped halfway (a proxy, a server stuck mid-answer) is
+    abandoned after its time with the code "timeout", like one that never came."""
+    from tests.browser import stall_urls
+
+    settings.ROOT_URLCONF = "tests.browser.stall_urls"
+    stall_urls.RELEASE.clear()
+    context = session_context(chromium, live_server, people(username="alice"), **DESKTOP)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/")
+    page.wait_for_selector("#play-bot")
+    try:
+        failed = page.evaluate(
+            """async (module) => {
+                const { api } = await import(module);
+                const started = performance.now();
+                try { await api("/stall-body/", { timeoutMs: 1000 }); } catch (e) {
+                    return [e.status, e.code, performance.now() - started];
+                }
+            }""",
+            play_module(page, "api.js"),
+        )
+    finally:
+        stall_urls.RELEASE.set()
+    assert failed[:2] == [0, "timeout"], failed
+    assert 1000 <= failed[2] < 10000, failed  # its time, not the body's 30 s
     assert errors == []
     context.close()
 
