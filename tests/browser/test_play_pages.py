@@ -634,6 +634,63 @@ def test_a_stream_that_never_opens_is_given_up_for_polling(
     context.close()
 
 
+def test_a_stream_whose_reconnection_hangs_is_backed_by_reads_of_the_match(
+    chromium: Any, live_server: Any, people: Callable[..., User], games: Any
+) -> None:
+    """An open stream breaks and EventSource's reconnection never opens (nor fails): the
+    page reads the match every ``reconnectWaitMs`` (0.5 s here) instead of waiting out the
+    quiet spell (31 s with the default heartbeat), keeps the stream, and stops reading
+    once the reconnection opens."""
+    alice, bob = people(username="alice"), people(username="bob")
+    match = games.person_match(alice, bob)
+    context = session_context(chromium, live_server, alice, **DESKTOP)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    said = page.evaluate(
+        """async ([url, module]) => {
+            const { MatchFeed } = await import(module);
+            const sources = [];
+            // An EventSource that opens, breaks at 100 ms and then reconnects for ever.
+            window.EventSource = class {
+                constructor() {
+                    sources.push(this);
+                    this.readyState = 0;
+                    setTimeout(() => { this.readyState = 1; this.onopen(); }, 50);
+                    setTimeout(() => { this.readyState = 0; this.onerror(); }, 100);
+                }
+                addEventListener() {}
+                close() { this.readyState = 2; }
+            };
+            window.EventSource.CLOSED = 2;
+            const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+            const feed = new MatchFeed({
+                url, streamUrl: url + "/stream", reconnectWaitMs: 500,
+                onDetail: () => {}, onError: () => {},
+            });
+            let reads = 0;
+            const refresh = feed.refresh.bind(feed);
+            feed.refresh = () => { reads += 1; return refresh(); };
+            feed.start();
+            await wait(2200);
+            const whileBroken = reads;
+            sources[0].readyState = 1;
+            sources[0].onopen(); // the reconnection opens at last
+            await wait(1500);
+            const afterwards = reads - whileBroken;
+            const mode = feed.mode;
+            feed.stop();
+            return { mode, streams: sources.length, whileBroken, afterwards };
+        }""",
+        [f"/api/v1/matches/{match.pk}", play_module(page, "live.js")],
+    )
+    # Broken at 0.1 s, looked at every 0.25 s: reads at about 0.75, 1.25, 1.75 s (and 2 s).
+    assert 3 <= said["whileBroken"] <= 5, said
+    assert said["afterwards"] == 0, said
+    assert said["mode"] == "stream" and said["streams"] == 1, said
+    context.close()
+
+
 def test_a_stream_that_opened_and_went_quiet_is_backed_by_reads_of_the_match(
     chromium: Any, live_server: Any, people: Callable[..., User], games: Any
 ) -> None:

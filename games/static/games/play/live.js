@@ -8,10 +8,14 @@
 // ``heartbeatSeconds``, but as an SSE comment, which EventSource does not show; so while
 // the stream has said nothing for twice that (and a second more), the page reads the
 // match anyway, and a stream that never opened in that time is given up for polling.
+// When an open stream breaks, EventSource reconnects on its own (after the server's
+// ``retry``, 2 s); while that reconnection has not opened ``reconnectWaitMs`` after the
+// break, the page reads the match at that pace, so that a reconnection that hangs costs
+// seconds, not the quiet spell.
 import { api } from "./api.js";
 
 export class MatchFeed {
-  constructor({ url, streamUrl, heartbeatSeconds = 15, onDetail, onError }) {
+  constructor({ url, streamUrl, heartbeatSeconds = 15, reconnectWaitMs = 5000, onDetail, onError }) {
     this.url = url;
     this.streamUrl = streamUrl;
     this.onDetail = onDetail;
@@ -24,6 +28,7 @@ export class MatchFeed {
     this.busy = false;
     this.stopped = false;
     this.quietMs = (2 * heartbeatSeconds + 1) * 1000;
+    this.reconnectWaitMs = reconnectWaitMs;
     this.heard = 0;
     this.watchdog = null;
     document.addEventListener("visibilitychange", () => {
@@ -74,7 +79,8 @@ export class MatchFeed {
         this.refresh(); // anything else says "something changed": read the match
       }
     };
-    source.onopen = () => { opened = true; this.heard = Date.now(); };
+    let brokeAt = 0; // when the open stream broke, while EventSource reconnects (else 0)
+    source.onopen = () => { opened = true; brokeAt = 0; this.heard = Date.now(); };
     source.onmessage = changed;
     // The event types the stream sends (docs/bots.md, "Streams").
     [
@@ -90,15 +96,23 @@ export class MatchFeed {
     source.onerror = () => {
       // No stream here (or it ended for good): poll instead.
       if (!opened || source.readyState === EventSource.CLOSED) giveUp();
+      else if (!brokeAt) brokeAt = Date.now(); // reconnecting
     };
     this.heard = Date.now();
     clearInterval(this.watchdog);
     this.watchdog = setInterval(() => {
-      if (this.stopped || this.source !== source || Date.now() - this.heard < this.quietMs) return;
-      this.heard = Date.now();
+      if (this.stopped || this.source !== source) return;
+      const now = Date.now();
+      if (brokeAt && now - brokeAt >= this.reconnectWaitMs) {
+        brokeAt = now; // the reconnection has not opened yet: read, and again after as long
+        if (!document.hidden) this.refresh();
+        return;
+      }
+      if (now - this.heard < this.quietMs) return;
+      this.heard = now;
       if (!opened) giveUp();
       else if (!document.hidden) this.refresh();
-    }, Math.min(this.quietMs / 4, 5000));
+    }, Math.min(this.quietMs / 4, this.reconnectWaitMs / 2, 5000));
   }
 
   poll() {
