@@ -32,6 +32,14 @@ document.addEventListener("securitypolicyviolation", (e) => {
 """
 
 
+def watched_page(context: Any, errors: list[str]) -> Any:
+    """A new page of ``context`` recording its policy violations and its script errors."""
+    context.add_init_script(RECORD_VIOLATIONS)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page
+
+
 def violations(page: Any) -> list[str]:
     return list(page.evaluate("window.__csp || []"))
 
@@ -61,10 +69,8 @@ def test_every_page_keeps_to_the_content_security_policy(
     root = user_factory(username="root", is_staff=True, is_superuser=True)
 
     context = session_context(chromium, live_server, alice, **DESKTOP)
-    context.add_init_script(RECORD_VIOLATIONS)
-    page = context.new_page()
     errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page = watched_page(context, errors)
     seen: dict[str, list[str]] = {}
 
     headers = visit(page, f"{live_server.url}/play/", "#play-bot")
@@ -109,34 +115,28 @@ def test_every_page_keeps_to_the_content_security_policy(
     page.set_extra_http_headers({})
     context.close()
 
-    # Signed out: the sign-in and sign-up forms.
-    anonymous = chromium.new_context(**DESKTOP)
-    anonymous.add_init_script(RECORD_VIOLATIONS)
-    page = anonymous.new_page()
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    visit(page, f"{live_server.url}/play/signin/", "form")
-    seen["sign in"] = violations(page)
-    visit(page, f"{live_server.url}/play/signup/", "form")
-    seen["sign up"] = violations(page)
-    visit(page, f"{live_server.url}/admin/login/", "#login-form")
-    seen["admin sign in"] = violations(page)
-    anonymous.close()
-
-    # The admin: its index, a list with filters, a change form with its widgets.
-    admin = session_context(chromium, live_server, root, **DESKTOP)
-    admin.add_init_script(RECORD_VIOLATIONS)
-    page = admin.new_page()
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    visit(page, f"{live_server.url}/admin/", "#content")
-    visit(page, f"{live_server.url}/admin/games/match/", "#result_list")
-    seen["admin lists"] = violations(page)
-    visit(page, f"{live_server.url}/admin/games/deal/{deal.pk}/change/", "table.deal-tricks")
-    seen["admin deal"] = violations(page)
-    visit(page, f"{live_server.url}/admin/games/match/{finished.pk}/change/", "#content-main")
-    seen["admin match"] = violations(page)
-    visit(page, f"{live_server.url}/admin/accounts/user/{alice.pk}/change/", "#user_form")
-    seen["admin user"] = violations(page)
-    admin.close()
+    # Signed out: the sign-in and sign-up forms; then the admin: its index, a list with
+    # filters, change forms with their widgets.
+    pages = {
+        chromium.new_context(**DESKTOP): [
+            ("sign in", "/play/signin/", "form"),
+            ("sign up", "/play/signup/", "form"),
+            ("admin sign in", "/admin/login/", "#login-form"),
+        ],
+        session_context(chromium, live_server, root, **DESKTOP): [
+            ("admin index", "/admin/", "#content"),
+            ("admin lists", "/admin/games/match/", "#result_list"),
+            ("admin deal", f"/admin/games/deal/{deal.pk}/change/", "table.deal-tricks"),
+            ("admin match", f"/admin/games/match/{finished.pk}/change/", "#content-main"),
+            ("admin user", f"/admin/accounts/user/{alice.pk}/change/", "#user_form"),
+        ],
+    }
+    for browser_context, visits in pages.items():
+        page = watched_page(browser_context, errors)
+        for name, path, ready in visits:
+            visit(page, live_server.url + path, ready)
+            seen[name] = violations(page)
+        browser_context.close()
 
     assert {name: found for name, found in seen.items() if found} == {}
     assert errors == []

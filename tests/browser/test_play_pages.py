@@ -634,6 +634,18 @@ def test_a_stream_that_never_opens_is_given_up_for_polling(
     context.close()
 
 
+def table_of_a_person_match(
+    chromium: Any, live_server: Any, people: Callable[..., User], games: Any
+) -> tuple[Match, Any, Any]:
+    """alice's table of a match against bob, open and playing: (match, context, page)."""
+    match = games.person_match(people(username="alice"), people(username="bob"))
+    context = session_context(chromium, live_server, match.created_by, **DESKTOP)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    return match, context, page
+
+
 def test_a_stream_whose_reconnection_hangs_is_backed_by_reads_of_the_match(
     chromium: Any, live_server: Any, people: Callable[..., User], games: Any
 ) -> None:
@@ -641,12 +653,7 @@ def test_a_stream_whose_reconnection_hangs_is_backed_by_reads_of_the_match(
     page reads the match every ``reconnectWaitMs`` (0.5 s here) instead of waiting out the
     quiet spell (31 s with the default heartbeat), keeps the stream, and stops reading
     once the reconnection opens."""
-    alice, bob = people(username="alice"), people(username="bob")
-    match = games.person_match(alice, bob)
-    context = session_context(chromium, live_server, alice, **DESKTOP)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/play/{match.pk}/")
-    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    match, context, page = table_of_a_person_match(chromium, live_server, people, games)
     said = page.evaluate(
         """async ([url, module]) => {
             const { MatchFeed } = await import(module);
@@ -696,12 +703,7 @@ def test_a_stream_that_opened_and_went_quiet_is_backed_by_reads_of_the_match(
 ) -> None:
     """live.js's watchdog on an open stream that says nothing: the match is read (with
     its ETag) once per quiet spell, and the stream is kept, not given up."""
-    alice, bob = people(username="alice"), people(username="bob")
-    match = games.person_match(alice, bob)
-    context = session_context(chromium, live_server, alice, **DESKTOP)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/play/{match.pk}/")
-    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    match, context, page = table_of_a_person_match(chromium, live_server, people, games)
     said = page.evaluate(
         """async ([url, module]) => {
             const { MatchFeed } = await import(module);
