@@ -1,5 +1,5 @@
-"""Middleware: refuse oversized API bodies; answer a database outage with a clean 503; a
-throttled login form with a 429."""
+"""Middleware: answers kept out of shared caches; refuse oversized API bodies; answer a
+database outage with a clean 503; a throttled login form with a 429."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
 from rest_framework.exceptions import Throttled
 
 from briscola_service.exceptions import error_body
@@ -18,6 +19,24 @@ logger = logging.getLogger(__name__)
 
 # Seconds a client is told to wait when the database is unreachable.
 DATABASE_RETRY_AFTER = 2
+
+
+class PrivateAnswersMiddleware:
+    """Every answer the service computes (the API's, the pages') says ``Cache-Control:
+    private, no-cache`` unless its view chose otherwise (the live streams: ``no-store``):
+    a match's detail holds the viewer's hand, and no cache between the service and its
+    user may keep it for anyone else, whatever that cache makes of ``Vary`` and of
+    ``Authorization``. ``no-cache`` keeps the ETags useful: the browser revalidates and
+    gets a bodiless 304. Static files (WhiteNoise, earlier in the chain) keep their own."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Cache-Control" not in response:
+            patch_cache_control(response, private=True, no_cache=True)
+        return response
 
 
 class RequestBodyLimitMiddleware:

@@ -90,6 +90,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Static files from the ASGI server itself (compressed, cached), in production too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # What is computed (not a static file) stays out of shared caches: private, no-cache.
+    "briscola_service.middleware.PrivateAnswersMiddleware",
     "briscola_service.middleware.RequestBodyLimitMiddleware",
     "briscola_service.middleware.DatabaseUnavailableMiddleware",
     "briscola_service.middleware.ThrottledLoginMiddleware",

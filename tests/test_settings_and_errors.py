@@ -62,6 +62,27 @@ def test_every_answer_carries_the_content_security_policy(api_client: APIClient,
 
 
 @pytest.mark.django_db
+def test_answers_are_kept_out_of_shared_caches(user_factory: Any, games: Any) -> None:
+    """A match's detail (the viewer's hand in it) is private to its viewer, with its ETag
+    still revalidated to a 304; a view's own choice is kept (a stream: no-store)."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob)
+    client = APIClient()
+    client.force_login(alice)
+    detail = client.get(f"/api/v1/matches/{match.pk}")
+    assert detail.json()["current_deal"]["hand"]
+    assert set(detail["Cache-Control"].split(", ")) == {"private", "no-cache"}
+    again = client.get(f"/api/v1/matches/{match.pk}", HTTP_IF_NONE_MATCH=detail["ETag"])
+    assert again.status_code == 304
+    for answer in (client.get("/api/v1/auth/me"), client.get("/play/"), client.get("/healthz")):
+        assert "private" in answer["Cache-Control"], answer
+    stream = client.get(f"/api/v1/matches/{match.pk}/stream", {"after": 0})
+    assert stream.status_code == 200, stream
+    assert stream["Cache-Control"] == "no-cache, no-store"
+    stream.close()
+
+
+@pytest.mark.django_db
 def test_unknown_api_url_is_json_404(api_client: APIClient) -> None:
     response = api_client.get("/api/v1/nope")
     assert response.status_code == 404
