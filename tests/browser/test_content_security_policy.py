@@ -122,6 +122,7 @@ def test_every_page_keeps_to_the_content_security_policy(
             ("sign in", "/play/signin/", "form"),
             ("sign up", "/play/signup/", "form"),
             ("admin sign in", "/admin/login/", "#login-form"),
+            ("browsable api sign in", "/api-auth/login/", "form"),
         ],
         session_context(chromium, live_server, root, **DESKTOP): [
             ("admin index", "/admin/", "#content"),
@@ -140,3 +141,35 @@ def test_every_page_keeps_to_the_content_security_policy(
 
     assert {name: found for name, found in seen.items() if found} == {}
     assert errors == []
+
+
+def test_the_browsable_apis_own_sign_in_page_signs_in(
+    chromium: Any,
+    live_server: Any,
+    user_factory: Callable[..., User],
+    fast_password_hashing: None,
+    shots: Any,
+) -> None:
+    """REST framework's sign-in page, replaced by one without style attributes
+    (briscola_service/templates/rest_framework/login.html), still does its job: a wrong
+    password is said so, the right one signs in and goes on to ``next``."""
+    from tests.conftest import DEFAULT_PASSWORD
+
+    user_factory(username="alice")
+    context = chromium.new_context(**DESKTOP)
+    errors: list[str] = []
+    page = watched_page(context, errors)
+    visit(page, f"{live_server.url}/api-auth/login/?next=/api/v1/auth/me", "form")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "not-her-password")
+    page.click("form button[type=submit]")
+    page.wait_for_selector(".text-danger", timeout=15000)
+    assert page.input_value("#id_username") == "alice"
+    shots(page, "wrong-password")
+    page.fill("#id_password", DEFAULT_PASSWORD)
+    page.click("form button[type=submit]")
+    page.wait_for_url("**/api/v1/auth/me", timeout=15000)
+    assert '"username": "alice"' in page.inner_text("body")
+    assert violations(page) == []
+    assert errors == []
+    context.close()
