@@ -160,6 +160,9 @@ def test_the_browsable_apis_own_sign_in_page_signs_in(
     errors: list[str] = []
     page = watched_page(context, errors)
     visit(page, f"{live_server.url}/api-auth/login/?next=/api/v1/auth/me", "form")
+    # Named for password managers, as the service's own sign-in page is.
+    assert page.get_attribute("#id_username", "autocomplete") == "username"
+    assert page.get_attribute("#id_password", "autocomplete") == "current-password"
     page.fill("#id_username", "alice")
     page.fill("#id_password", "not-her-password")
     page.click("form button[type=submit]")
