@@ -88,6 +88,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (django-csp; CONTENT_SECURITY_POLICY).
     "csp.middleware.CSPMiddleware",
+    # Permissions-Policy on every response (django-permissions-policy; PERMISSIONS_POLICY).
+    "django_permissions_policy.PermissionsPolicyMiddleware",
     # Static files from the ASGI server itself (compressed, cached), in production too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # What is computed (not a static file) stays out of shared caches: private, no-cache.
@@ -528,6 +530,29 @@ CONTENT_SECURITY_POLICY = {
         "form-action": ["'self'"],
         "frame-ancestors": ["'none'"],
     },
+}
+
+# What the pages may ask the browser for: nothing of the device. No page of the service uses
+# a camera, a microphone, a position, sensors, payments or USB, so none may, even one an
+# attacker managed to change; nor may any page be used to profile its visitors' interests.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "browsing-topics",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "hid",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "publickey-credentials-get",
+        "serial",
+        "usb",
+    )
 }
 
 # --- Production hardening ----------------------------------------------------------------

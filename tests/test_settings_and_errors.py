@@ -49,7 +49,7 @@ def test_docs_page_loads_its_start_up_script_as_a_file(api_client: APIClient) ->
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/play/signin/", "/api/docs/", "/api/v1/matches", "/healthz"])
-def test_every_answer_carries_the_content_security_policy(api_client: APIClient, path: str) -> None:
+def test_every_answer_carries_the_security_policies(api_client: APIClient, path: str) -> None:
     """The same policy on pages, the API and the probes (a JSON answer opened in a browser
     tab is a document too)."""
     policy = api_client.get(path)["Content-Security-Policy"]
@@ -59,6 +59,11 @@ def test_every_answer_carries_the_content_security_policy(api_client: APIClient,
     assert directives["style-src"] == "'self'"
     assert directives["object-src"] == "'none'"
     assert directives["frame-ancestors"] == "'none'"
+    # Nothing of the device either (django-permissions-policy).
+    allowed = dict(
+        f.strip().split("=", 1) for f in api_client.get(path)["Permissions-Policy"].split(",")
+    )
+    assert allowed["camera"] == allowed["geolocation"] == allowed["microphone"] == "()"
 
 
 @pytest.mark.django_db
