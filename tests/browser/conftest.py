@@ -59,6 +59,17 @@ ARTIFACTS = Path(
 AXE_JS = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 
 
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+DESKTOP = {"viewport": {"width": 1280, "height": 800}}
+
+
+def errors_of(page: Any) -> list[str]:
+    """The page's uncaught script errors, as they come."""
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return errors
+
+
 @pytest.fixture
 def shots(request: pytest.FixtureRequest) -> Callable[[Any, str], Path]:
     """``shots(page, "name")`` writes a screenshot under test-artifacts/browser/<test>/

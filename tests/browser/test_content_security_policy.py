@@ -15,11 +15,9 @@ import pytest
 
 from accounts.models import User
 from games.models import Deal
-from tests.browser.conftest import session_context
+from tests.browser.conftest import DESKTOP, session_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-DESKTOP = {"viewport": {"width": 1280, "height": 800}}
 
 # Recorded from the document's first moment (Playwright's init scripts are not subject to
 # the page's policy).
