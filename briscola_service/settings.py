@@ -182,6 +182,9 @@ LIVE_BUS = env.str("LIVE_BUS", default="redis" if REDIS_URL else "local")
 LIVE_CHANNEL_PREFIX = env.str("LIVE_CHANNEL_PREFIX", default="briscola:live:")
 # A comment (SSE) or an empty line (NDJSON) after this many seconds of silence.
 LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
+# A stream looks at its credentials again (a revoked token, a signed-out session) when the
+# account's change, and at least this often besides, in case that message was lost.
+LIVE_CREDENTIALS_SECONDS = env.float("LIVE_CREDENTIALS_SECONDS", default=60.0)
 # Open streams per account (per web process); one more answers 429 too_many_streams.
 LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
 # Open streams in all (per web process, ~90 KiB each); one more answers 503 streams_full.

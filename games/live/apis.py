@@ -31,6 +31,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.models import AccessToken
 from briscola_service.authentication import TokenAuthentication
 from briscola_service.exceptions import ErrorSerializer
 from games.errors import InvalidEventIdError, StreamsFullError, TooManyStreamsError
@@ -56,6 +57,15 @@ class EventStreamRenderer(_StreamRenderer):
 class NdjsonRenderer(_StreamRenderer):
     media_type = "application/x-ndjson"
     format = "ndjson"
+
+
+def _credential(request: Request, auth: Any) -> streams.Credential:
+    """What the stream's viewer signed in with (SessionAuthentication leaves ``auth`` None)."""
+    if isinstance(auth, Token):
+        return streams.Credential("token", auth.key)
+    if isinstance(auth, AccessToken):
+        return streams.Credential("access_token", str(auth.pk))
+    return streams.Credential("session", request._request.session.session_key or "")
 
 
 def _after(request: Request) -> int | None:
@@ -113,8 +123,7 @@ class _StreamApi(APIView):
         wire = WIRES[request.accepted_renderer.media_type]
         user, auth = self._authenticate(request)
         after = _after(request)
-        token = auth.key if isinstance(auth, Token) else None
-        viewer = streams.Viewer(user=user, token_key=token)
+        viewer = streams.Viewer(user=user, credential=_credential(request, auth))
         return wire, after, viewer, self._slot(user)
 
     def _authenticate(self, request: Request) -> tuple[Any, Any]:
@@ -202,7 +211,9 @@ class MatchStreamApi(_StreamApi):
             "for a card played, `move` {deal, ply, seat, card}. A heartbeat (an SSE "
             "comment, an empty NDJSON line) comes every 15 s of silence. The stream ends "
             "once the match is over and rated (or aborted), or with a `stream_closed` "
-            "event {reason}: `match_private`, `token_revoked`.\n\n"
+            "event {reason}: `match_private`, `token_revoked` (the token it was opened with, the "
+            "account's or a personal one, was revoked), `signed_out` (its session signed out "
+            "or the password changed).\n\n"
             "Resume with `Last-Event-ID` (or `?after=`): every event after that id, in "
             "order; from before the current deal, one `match` event with the whole detail."
             " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "

@@ -310,6 +310,6 @@ def match_changed_on_commit(match_id: object, *, users: Iterable[object] = ()) -
 
 def user_changed_on_commit(user_id: object, *, reason: str = "") -> None:
     """Once the current transaction commits, tell ``user_id``'s streams to look again
-    (``reason`` "token_revoked": at their credentials)."""
+    (``reason`` "credentials": at their credentials)."""
     message = {"user": str(user_id), "reason": reason}
     transaction.on_commit(lambda: publish_quietly(user_key(user_id), message), robust=True)

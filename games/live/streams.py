@@ -14,10 +14,11 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 from django.conf import settings
-from rest_framework.authtoken.models import Token
+from django.contrib.auth import get_user
 
 from accounts.models import User
 from briscola_service import metrics
@@ -105,28 +106,73 @@ class Slot:
 slots = Slots()
 
 
-def token_alive(key: str) -> bool:
-    return Token.objects.filter(key=key).exists()
+@dataclass(frozen=True)
+class Credential:
+    """What a stream was opened with: the account's token (``token``, by key), one of its
+    personal access tokens (``access_token``, by id) or a browser's session
+    (``session``, by key)."""
+
+    kind: str
+    key: str
+
+    @property
+    def closing_reason(self) -> str:
+        return "signed_out" if self.kind == "session" else "token_revoked"
+
+
+class _SessionRequest:
+    """The one attribute :func:`django.contrib.auth.get_user` reads of a request."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+
+def credential_alive(user_id: int, credential: Credential) -> bool:
+    """Whether ``credential`` still signs ``user_id`` in, as the next request would find:
+    the token not revoked, the session not signed out nor outdated by a new password, the
+    account still active (and a person's)."""
+    if credential.kind == "session":
+        store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=credential.key)
+        return bool(get_user(_SessionRequest(store)).pk == user_id)  # type: ignore[arg-type]
+    found = User.objects.filter(pk=user_id, is_active=True, is_bot=False)
+    if credential.kind == "token":
+        return found.filter(auth_token__key=credential.key).exists()
+    return found.filter(access_tokens__pk=int(credential.key)).exists()
 
 
 def closing_event(last: int | None, reason: str) -> JSON:
     """The last event of a stream the server ends: why (``match_private``,
-    ``token_revoked``, ``match_not_found``)."""
+    ``token_revoked``, ``signed_out``, ``match_not_found``)."""
     return {"id": last or 0, "type": "stream_closed", "reason": reason}
 
 
 @dataclass
 class Viewer:
     user: User
-    token_key: str | None  # the token the stream was opened with (None: a session)
+    credential: Credential
 
 
-async def _credentials_revoked(viewer: Viewer, messages: list[dict[str, Any]]) -> bool:
-    if viewer.token_key is None:
-        return False
-    if not any(m.get("reason") == "token_revoked" for m in messages):
-        return False
-    return not await run_db(token_alive, viewer.token_key)
+CREDENTIALS_CHANGED = ("credentials", "token_revoked")
+"""The reasons of the bus messages that send a stream to look at its credentials again
+("token_revoked": what servers before "credentials" published)."""
+
+
+class CredentialWatch:
+    """Ends a stream once what it was opened with no longer signs its viewer in: looked
+    at when the account's credentials change (a bus message), and at least every
+    ``LIVE_CREDENTIALS_SECONDS`` of heartbeats besides, so that a lost message costs
+    that long at most."""
+
+    def __init__(self, viewer: Viewer) -> None:
+        self.viewer = viewer
+        self.checked = time.monotonic()
+
+    async def revoked(self, messages: list[dict[str, Any]]) -> bool:
+        due = time.monotonic() - self.checked >= settings.LIVE_CREDENTIALS_SECONDS
+        if not due and not any(m.get("reason") in CREDENTIALS_CHANGED for m in messages):
+            return False
+        self.checked = time.monotonic()
+        return not await run_db(credential_alive, self.viewer.user.pk, self.viewer.credential)
 
 
 # -- a match's stream ------------------------------------------------------------------------
@@ -146,6 +192,7 @@ async def match_stream(
     change of the match until it is settled or the client leaves."""
     bus = get_bus()
     bell = Doorbell([match_key(match_id), user_key(viewer.user.pk)])
+    watch = CredentialWatch(viewer)
     bus.subscribe(bell)
     try:
         yield wire.opening()
@@ -171,13 +218,13 @@ async def match_stream(
             if is_settled(snapshot):
                 return
             messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            if await watch.revoked(messages):
+                yield wire.event(closing_event(last, viewer.credential.closing_reason))
+                return
             if not messages:
                 yield wire.heartbeat()
                 max_age = settings.LIVE_HEARTBEAT_SECONDS
                 continue
-            if await _credentials_revoked(viewer, messages):
-                yield wire.event(closing_event(last, "token_revoked"))
-                return
             max_age = None
     finally:
         bus.unsubscribe(bell)
@@ -305,6 +352,7 @@ async def account_stream(
     user = viewer.user
     ids = _Ids()
     bell = Doorbell([user_key(user.pk), *(match_key(m) for m in watched)])
+    watch = CredentialWatch(viewer)
     bus.subscribe(bell)
     try:
         yield wire.opening()
@@ -325,13 +373,13 @@ async def account_stream(
                 if _account_settled(item):
                     watching.discard(match_id)
             messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            if await watch.revoked(messages):
+                yield wire.event(closing_event(ids.next(), viewer.credential.closing_reason))
+                return
             if not messages:
                 yield wire.heartbeat()
                 max_age = settings.LIVE_HEARTBEAT_SECONDS
                 continue
-            if await _credentials_revoked(viewer, messages):
-                yield wire.event(closing_event(ids.next(), "token_revoked"))
-                return
             max_age = None
             named = {str(m["match"]) for m in messages if m.get("match")}
             new = named - watching

@@ -137,8 +137,14 @@ def headers_for(user: User | None, wire: str, **extra: str) -> dict[str, str]:
     return headers
 
 
-async def open_stream(path: str, user: User | None, wire: str = SSE, **headers: str) -> Stream:
-    response = await AsyncClient().get(path, headers=headers_for(user, wire, **headers))
+async def open_stream(
+    path: str, user: User | None, wire: str = SSE, *, cookies: Any = None, **headers: str
+) -> Stream:
+    """``cookies``: a test client's (a signed-in browser's session), else none."""
+    client = AsyncClient()
+    if cookies is not None:
+        client.cookies = cookies
+    response = await client.get(path, headers=headers_for(user, wire, **headers))
     return Stream(response, wire)
 
 

@@ -10,10 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.test import Client
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import User
-from accounts.services import token_revoke
+from accounts.services import access_token_create, access_token_revoke, token_revoke
 from games.clocks.services import match_leave
 from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
 from games.models import MatchStatus
@@ -25,6 +27,7 @@ from tests.live.streams import (
     open_stream,
     parse_sse,
     run,
+    timeless,
     timeless_detail,
 )
 from tests.matches.conftest import assert_error_shape
@@ -124,11 +127,11 @@ def test_every_change_is_one_event_with_the_rest_detail_in_both_formats(
         ] + [(played[-1]["move"]["deal"], ply) for ply in range(3)]
         final = events[-1]["detail"]
         assert final["status"] == MatchStatus.FINISHED and final["rating_changes"]
-    # SSE and NDJSON carry the same events.
+    # SSE and NDJSON carry the same events (but the seconds left, counted down as each
+    # stream built its copy: the deadline they count to is compared).
     for name in ("alice", "bob"):
-        assert (
-            seen[(name, SSE)] + tails[(name, SSE)] == seen[(name, NDJSON)] + tails[(name, NDJSON)]
-        )
+        sse = [timeless(e) for e in seen[(name, SSE)] + tails[(name, SSE)]]
+        assert sse == [timeless(e) for e in seen[(name, NDJSON)] + tails[(name, NDJSON)]]
     assert result["checked"] >= 4 * 44
 
 
@@ -331,6 +334,102 @@ def test_a_revoked_token_closes_its_streams(user_factory: Callable[..., User]) -
     assert on_match[0]["reason"] == "token_revoked"
     assert [(e["type"], e["reason"]) for e in on_account] == [("stream_closed", "token_revoked")]
     assert bob_next[0]["type"] == "match_started"
+
+
+def test_a_revoked_personal_token_closes_its_streams_and_no_other(
+    user_factory: Callable[..., User],
+) -> None:
+    """A stream opened with a personal access token ends when that token is revoked
+    (the hand it would carry next is never sent); a stream of another of the account's
+    tokens goes on."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    revoked, revoked_key = access_token_create(user=alice, name="bot", scopes=["play"])
+    _kept, kept_key = access_token_create(user=alice, name="phone", scopes=["read"])
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any]:
+        bearer = {"Authorization": f"Bearer {revoked_key}"}
+        on_match = await open_stream(_path(match.pk), None, **bearer)
+        on_account = await open_stream("/api/v1/stream", None, NDJSON, **bearer)
+        kept = await open_stream(_path(match.pk), None, Authorization=f"Bearer {kept_key}")
+        await on_match.next(), await on_account.next(), await kept.next()
+        await in_test_thread(lambda: access_token_revoke(user=alice, token_id=revoked.pk))()
+        closed = await on_match.rest(), await on_account.rest()
+        await in_test_thread(lambda: match_join(match_id=match.pk, user=bob))()
+        kept_next = await kept.next()
+        await kept.close()
+        return closed[0], closed[1], kept_next
+
+    on_match, on_account, kept_next = run(scenario)
+    assert [(e["type"], e["reason"]) for e in on_match] == [("stream_closed", "token_revoked")]
+    assert [(e["type"], e["reason"]) for e in on_account] == [("stream_closed", "token_revoked")]
+    assert kept_next is not None and kept_next["type"] == "match_started"
+    assert kept_next["detail"]["current_deal"]["hand"]
+
+
+def _signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_signing_out_or_a_new_password_closes_the_session_streams(
+    user_factory: Callable[..., User],
+) -> None:
+    """A browser's streams end when it signs out, and when the password changes (which
+    signs every session out); a stream of another session is not ended by the first
+    sign-out, nor a token's stream by the password."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    first, second = _signed_in(alice), _signed_in(alice)
+
+    def new_password() -> None:
+        alice.set_password("another long passphrase 42")
+        alice.save()
+
+    async def scenario() -> list[Any]:
+        one = await open_stream(_path(match.pk), None, cookies=first.cookies)
+        two = await open_stream("/api/v1/stream", None, NDJSON, cookies=second.cookies)
+        token = await open_stream(_path(match.pk), alice)
+        await one.next(), await two.next(), await token.next()
+        await in_test_thread(lambda: first.post("/play/signout/"))()
+        signed_out = await one.rest()
+        await in_test_thread(lambda: match_join(match_id=match.pk, user=bob))()
+        two_next = await two.next()
+        await in_test_thread(new_password)()
+        two_rest = await two.rest()
+        token_next = await token.next()
+        await token.close()
+        return [signed_out, two_next, two_rest, token_next]
+
+    signed_out, two_next, two_rest, token_next = run(scenario)
+    assert [(e["type"], e["reason"]) for e in signed_out] == [("stream_closed", "signed_out")]
+    assert two_next is not None and two_next["type"] != "stream_closed"
+    # the account stream may still owe the join's other changes; then it ends
+    assert [e["type"] for e in two_rest].count("stream_closed") == 1
+    assert (two_rest[-1]["type"], two_rest[-1]["reason"]) == ("stream_closed", "signed_out")
+    assert token_next is not None and token_next["type"] == "match_started"
+
+
+def test_a_lost_revocation_message_is_made_good_by_the_periodic_look(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    """Even when no message rings the streams (the token deleted behind the signals'
+    back, as a lost publish would leave it), they look at their credentials again every
+    LIVE_CREDENTIALS_SECONDS and end."""
+    settings.LIVE_HEARTBEAT_SECONDS = 0.05
+    settings.LIVE_CREDENTIALS_SECONDS = 0.2
+    alice, _bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), alice)
+        await stream.next()
+        await in_test_thread(lambda: Token.objects.filter(user=alice)._raw_delete("default"))()
+        return await stream.rest(timeout=5)
+
+    events = run(scenario)
+    assert [(e["type"], e["reason"]) for e in events] == [("stream_closed", "token_revoked")]
 
 
 def test_heartbeats_keep_a_quiet_stream_alive(
