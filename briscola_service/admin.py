@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
+
+
+class SecretFieldsMixin:
+    """Fields whose values the admin never filters by: Django lets the change list filter
+    by any field of the model in the URL (``?seed__startswith=4``), which would let anyone
+    who sees the list find a secret a character at a time, as many requests as it has
+    characters, from whether the list is empty (a live deal's seed, to a staff member who
+    plays in its match). Such a filter is refused (400)."""
+
+    secret_fields: tuple[str, ...] = ()
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
+            return False
+        return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
 
 
 class ReadOnlyMixin:

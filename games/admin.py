@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from briscola_service.admin import ReadOnlyMixin
+from briscola_service.admin import ReadOnlyMixin, SecretFieldsMixin
 from games.matches.selectors import deal_state, staff_powers
 from games.models import Deal, DealStatus, Match, MatchStatus, Move, Seat
 
@@ -102,7 +102,8 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(Deal)
-class DealAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
+class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
+    secret_fields = ("seed",)
     list_display = (
         "id",
         "match",

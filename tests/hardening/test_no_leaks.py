@@ -64,6 +64,7 @@ from leak_audit import (
     Viewer,
     assert_clean,
 )
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import User
@@ -786,7 +787,8 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
     seat = next(s.number for s in match.seats.all() if s.user_id == root.pk)
     secret_cards = {c.code for c in state.hands[1 - seat]} | {c.code for c in state.stock}
     secret_cards.discard(state.briscola.code)
-    secrets = (deal.seed,)
+    alices_token = Token.objects.get_or_create(user=alice)[0].key
+    secrets = (deal.seed, alices_token)
     client = auth_client(root)
     client.force_login(root)
     api = f"/api/v1/matches/{match.pk}"
@@ -813,6 +815,9 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
         f"/admin/games/match/{match.pk}/change/",
         "/admin/games/deal/",
         f"/admin/games/move/?deal__id__exact={deal.pk}",
+        "/admin/authtoken/tokenproxy/",  # REST framework's: every key, so every hand
+        f"/admin/authtoken/tokenproxy/{alice.pk}/change/",
+        f"/admin/accounts/user/{alice.pk}/change/",
     ]
     answered = 0
     for url in urls:
@@ -826,6 +831,17 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
             cards=frozenset(secret_cards),
         )
     assert answered >= 12  # the reads a player may make answered, not only refusals
+    # The admin's change lists filter by any field in the URL: by the seed, whether the
+    # list is empty would spell it a character at a time (the security audit found a live
+    # seed in 128 requests). Such filters are refused, whatever they match.
+    for prefix in {deal.seed[:1], deal.seed[:2], "x", *"0123456789abcdef"}:
+        for url in (
+            f"/admin/games/deal/?seed__startswith={prefix}",
+            f"/admin/games/deal/?id={deal.pk}&seed__gte={prefix}",
+        ):
+            refused = client.get(url)
+            assert refused.status_code == 400, (url, refused.status_code)
+            assert_clean(refused, url, secrets=secrets)
     # The seat's own view is there: the detector looks at real bodies.
     own = client.get(f"/api/v1/deals/{deal.pk}/replay?seat={seat}").json()
     assert sorted(own["position"]["hand"]) == sorted(c.code for c in state.hands[seat])
