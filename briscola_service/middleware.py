@@ -114,7 +114,8 @@ class DatabaseUnavailableMiddleware:
 
 
 class ThrottledLoginMiddleware:
-    """A login form (the admin's, the browsable API's) whose password checks are over their
+    """A login or sign-up form (the admin's, the browsable API's, the play pages') whose
+    password checks are over their
     throttle (``Throttled`` from accounts.backends) answers 429 with Retry-After: a short
     page for people, or the API's error shape under /api/."""
 
@@ -128,7 +129,7 @@ class ThrottledLoginMiddleware:
         if not isinstance(exception, Throttled):
             return None
         retry_after = max(1, math.ceil(exception.wait or 1))
-        message = f"Too many sign-in attempts. Try again in {retry_after} seconds."
+        message = f"Too many attempts to sign in or sign up. Try again in {retry_after} seconds."
         if request.path.startswith("/api/"):
             response: HttpResponse = JsonResponse(
                 error_body("throttled", message, {"retry_after": retry_after}), status=429
@@ -136,8 +137,8 @@ class ThrottledLoginMiddleware:
         else:
             page = (
                 "<!doctype html><html lang=en><meta charset=utf-8>"
-                "<title>Too many sign-in attempts</title>"
-                f"<h1>Too many sign-in attempts</h1><p>{message}</p></html>"
+                "<title>Too many attempts</title>"
+                f"<h1>Too many attempts</h1><p>{message}</p></html>"
             )
             response = HttpResponse(page, status=429, content_type="text/html; charset=utf-8")
         response["Retry-After"] = str(retry_after)

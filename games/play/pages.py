@@ -21,6 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
+from briscola_service import throttling
 from games.matches import selectors
 from games.play.forms import SignInForm, SignUpForm
 from games.play.strings import table_strings
@@ -40,6 +41,11 @@ def _next_url(request: HttpRequest) -> str:
 def signup_page(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect(_next_url(request))
+    if request.method == "POST":
+        # Registering sets a password, a hash as costly as checking one: the budget of
+        # password checks per client IP and user name, as the API's auth/register has
+        # (429 over it, from ThrottledLoginMiddleware).
+        throttling.check_password_attempt(request, str(request.POST.get("username", "")))
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid() and form.user is not None:
         login(request, form.user, backend="accounts.backends.PeopleOnlyBackend")

@@ -148,6 +148,28 @@ def test_password_checks_are_throttled_per_ip_across_user_names(
     )
 
 
+def test_the_sign_up_page_has_the_password_checks_budget(rates: Callable[..., None]) -> None:
+    """The security audit made 25 accounts in 18 s through /play/signup/ (each a password
+    hash), where the API's auth/register stops at 20 a minute: the page now counts the
+    same budget, per client IP and per user name."""
+    from django.test import Client
+
+    rates(login_ip="3/min", login_user="100/min")
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    for n in range(3):
+        body = {"username": f"newcomer{n}", "password": DEFAULT_PASSWORD}
+        assert client.post("/play/signup/", body).status_code == 302
+        client.post("/play/signout/")
+    response = client.post("/play/signup/", {"username": "spammer", "password": DEFAULT_PASSWORD})
+    assert response.status_code == 429
+    assert response["Content-Type"].startswith("text/html")
+    assert f"Try again in {response['Retry-After']} seconds" in response.content.decode()
+    assert not User.objects.filter(username="spammer").exists()
+    other = Client(REMOTE_ADDR="203.0.113.8")
+    body = {"username": "spammer", "password": DEFAULT_PASSWORD}
+    assert other.post("/play/signup/", body).status_code == 302
+
+
 @pytest.mark.parametrize("path", ["/api-auth/login/", "/admin/login/"])
 def test_the_login_forms_are_throttled_and_answer_429_with_retry_after(
     path: str, rates: Callable[..., None], user_factory: Callable[..., User]
