@@ -17,7 +17,12 @@ What this module adds, the limits a front proxy would otherwise enforce:
   it trickles them, else 408; an invalid request (a NUL in a header, say) is 400, a request
   line or headers above uvicorn's 16 KB buffer 414 or 431: all in the API's error shape.
 - ``guard`` (an ASGI wrapper around Django): a request's body must arrive within
-  ``SERVE_BODY_TIMEOUT`` seconds of its headers (else 408), a URL above
+  ``SERVE_BODY_TIMEOUT`` seconds of its headers (else 408) and be at most
+  ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes (else 413 ``request_too_large``: at once when its
+  Content-Length says so, as soon as that many bytes came when it is sent in chunks,
+  which Django would otherwise spool to disk whatever their size, and which REST
+  framework would take for an empty body: a chunked body within the limit reaches Django
+  whole, with its Content-Length), a URL above
   ``SERVE_MAX_URL_LENGTH`` bytes is 414, headers above ``SERVE_MAX_HEADERS_BYTES`` 431,
   an answer that has not started within ``SERVE_REQUEST_TIMEOUT`` seconds is a 500
   ``timeout`` and an unexpected exception a 500 ``server_error``: always JSON
@@ -58,10 +63,13 @@ BODY_TIMEOUT = _seconds("SERVE_BODY_TIMEOUT", 20.0)
 REQUEST_TIMEOUT = _seconds("SERVE_REQUEST_TIMEOUT", 30.0)
 MAX_URL_LENGTH = int(os.environ.get("SERVE_MAX_URL_LENGTH", 8190))
 MAX_HEADERS_BYTES = int(os.environ.get("SERVE_MAX_HEADERS_BYTES", 32768))
+# The largest request body, Django's own limit (settings.DATA_UPLOAD_MAX_MEMORY_SIZE).
+MAX_BODY_BYTES = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 256 * 1024))
 
 _REASONS = {
     400: b"Bad Request",
     408: b"Request Timeout",
+    413: b"Content Too Large",
     414: b"URI Too Long",
     431: b"Request Header Fields Too Large",
     500: b"Internal Server Error",
@@ -167,6 +175,10 @@ def guard(app: ASGIApp) -> ASGIApp:
             await _send_error(send, 431, body)
             return
 
+        declared = _content_length(scope)
+        if declared is not None and declared > MAX_BODY_BYTES:
+            await _send_error(send, 413, _too_large({"content_length": declared}))
+            return
         started = time.monotonic()
         body_done = False
         body_timed_out = False
@@ -197,7 +209,34 @@ def guard(app: ASGIApp) -> ASGIApp:
                 response_started = True
             await send(message)
 
-        task = asyncio.ensure_future(app(scope, limited_receive, tracked_send))
+        if declared is None and _header(scope, b"transfer-encoding") is not None:
+            # Chunked: read it whole here (within the limits), then hand it on as one.
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                message = await limited_receive()
+                if message["type"] != "http.request":
+                    break
+                chunks.append(message.get("body", b""))
+                size += len(chunks[-1])
+                if size > MAX_BODY_BYTES:
+                    await _send_error(send, 413, _too_large({}))
+                    return
+                if not message.get("more_body", False):
+                    break
+            if body_timed_out:
+                message = f"The request's body did not arrive within {BODY_TIMEOUT:g} s."
+                await _send_error(send, 408, error_json("request_timeout", message))
+                return
+            scope = {**scope, "headers": [*scope["headers"], (b"content-length", b"%d" % size)]}
+            whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
+
+            async def buffered_receive() -> Message:
+                return whole.pop() if whole else await receive()
+
+            task = asyncio.ensure_future(app(scope, buffered_receive, tracked_send))
+        else:
+            task = asyncio.ensure_future(app(scope, limited_receive, tracked_send))
         try:
             # Shielded: a timeout stops waiting for the answer, not the request's thread
             # (a synchronous view cannot be interrupted; it finishes on its own).
@@ -227,6 +266,27 @@ def guard(app: ASGIApp) -> ASGIApp:
             await _send_error(send, 408, error_json("request_timeout", message))
 
     return guarded
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return bytes(value)
+    return None
+
+
+def _content_length(scope: Scope) -> int | None:
+    """The body's announced length (None: none announced, or not a number, which Django's
+    middleware answers with its own 400)."""
+    raw = _header(scope, b"content-length")
+    if raw is None or not raw.strip().isdigit():
+        return None
+    return int(raw)
+
+
+def _too_large(details: dict[str, Any]) -> bytes:
+    message = f"The request body is larger than {MAX_BODY_BYTES} bytes."
+    return error_json("request_too_large", message, {"max_bytes": MAX_BODY_BYTES, **details})
 
 
 def _log_late_failure(task: asyncio.Future[None]) -> None:

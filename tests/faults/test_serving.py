@@ -4,7 +4,8 @@ briscola_service/serving.py), tried with real sockets against the real server pr
 - Slow clients (issue 19, item 1): while 20 connections trickle their headers or an
   announced body, normal requests are still answered (no timing is asserted here;
   bench/slow_clients.py measures how long they take, against the old sync workers).
-- The header and body deadlines answer 408 in the API's error shape.
+- The header and body deadlines answer 408 in the API's error shape, and a body above
+  the limit 413, however it is sent.
 - Errors outside the views (issue 19, item 12): an invalid header, an over-long URL, too
   large headers and a request that outlives its time limit answer JSON {code, message,
   details}, never the server's text or HTML.
@@ -184,6 +185,49 @@ def test_errors_outside_the_views_answer_json(make_stack: Callable[..., Stack]) 
     # The server goes on answering.
     me = requests.get(stack.base + "/api/v1/auth/me", timeout=10)
     assert me.status_code == 401 and me.json()["code"] == "not_authenticated"
+
+
+def _chunked(body: bytes, size: int = 8192) -> bytes:
+    out = b"".join(
+        b"%x\r\n%s\r\n" % (len(body[i : i + size]), body[i : i + size])
+        for i in range(0, len(body), size)
+    )
+    return out + b"0\r\n\r\n"
+
+
+def test_request_bodies_are_limited_however_they_are_sent(
+    make_stack: Callable[..., Stack],
+) -> None:
+    """The security audit sent 1,000 MiB in chunks to /healthz: read whole, spooled to disk,
+    then refused; and a body announced as 100 MB waited for its 20 s deadline. Now both are
+    413 ``request_too_large`` before Django reads anything, and a chunked body within the
+    limit reaches the API whole (REST framework took it for an empty body: 400)."""
+    stack = make_stack()
+    host = b"Host: 127.0.0.1\r\n"
+    limit = 256 * 1024
+
+    # Announced too large, body not sent: answered at once (a 408 would take 20 s).
+    head = b"POST /api/v1/auth/register HTTP/1.1\r\n" + host
+    announced = head + b"Content-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{}"
+    status, headers, body = raw_request(stack, announced, timeout=10)
+    assert_error_shape(status, headers, body, 413)
+    assert body["code"] == "request_too_large"
+    assert body["details"] == {"max_bytes": limit, "content_length": 100_000_000}
+
+    # Chunked and too large, to the API and elsewhere: refused once past the limit.
+    for path in (b"/api/v1/auth/register", b"/healthz", b"/play/signup/"):
+        big = b"POST " + path + b" HTTP/1.1\r\n" + host + b"Transfer-Encoding: chunked\r\n"
+        payload = _chunked(b'{"x": "' + b"a" * (limit + 10) + b'"}')
+        status, headers, body = raw_request(stack, big + b"\r\n" + payload, timeout=10)
+        assert_error_shape(status, headers, body, 413)
+        assert body["code"] == "request_too_large" and body["details"] == {"max_bytes": limit}
+
+    # Chunked within the limit: the API reads it (an account is made).
+    account = json.dumps({"username": "chunky", "password": "a-long-password-1"}).encode()
+    small = head + b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    status, headers, body = raw_request(stack, small + _chunked(account, 7), timeout=20)
+    assert status == 201, body
+    assert body["username"] == "chunky" and body["token"]
 
 
 def test_the_throttle_never_serves_more_than_its_limit_to_parallel_requests(
