@@ -297,7 +297,15 @@ def _log_late_failure(task: asyncio.Future[None]) -> None:
 class Worker(UvicornWorker):
     """gunicorn's worker class: uvicorn on asyncio with ``Protocol``."""
 
-    CONFIG_KWARGS = {"loop": "asyncio", "http": Protocol, "server_header": False}
+    # proxy_headers off: uvicorn would otherwise take a client's address from its own
+    # X-Forwarded-For whenever it connects from 127.0.0.1 (its forwarded_allow_ips), under
+    # the throttles' feet; NUM_PROXIES alone decides whom to believe (DRF's client IP).
+    CONFIG_KWARGS = {
+        "loop": "asyncio",
+        "http": Protocol,
+        "server_header": False,
+        "proxy_headers": False,
+    }
 
 
 __all__ = ["Protocol", "Worker", "guard"]

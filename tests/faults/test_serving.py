@@ -230,6 +230,21 @@ def test_request_bodies_are_limited_however_they_are_sent(
     assert body["username"] == "chunky" and body["token"]
 
 
+def test_a_forwarded_for_header_does_not_change_the_client_address(
+    make_stack: Callable[..., Stack],
+) -> None:
+    """With NUM_PROXIES at 0 only the socket's address counts: the security audit, locked
+    out for wrong tokens, got through with ``X-Forwarded-For: 1.2.3.4`` (uvicorn believed
+    the header from a client on 127.0.0.1)."""
+    stack = make_stack(THROTTLE_AUTH_FAILURE_RATE="2/min")
+    me = stack.base + "/api/v1/auth/me"
+    wrong = {"Authorization": "Token wrong0123456789"}
+    assert [requests.get(me, headers=wrong, timeout=10).status_code for _ in range(2)] == [401] * 2
+    for forwarded in ({}, {"X-Forwarded-For": "1.2.3.4"}, {"X-Real-IP": "1.2.3.5"}):
+        response = requests.get(me, headers={**wrong, **forwarded}, timeout=10)
+        assert response.status_code == 429, (forwarded, response.status_code)
+
+
 def test_the_throttle_never_serves_more_than_its_limit_to_parallel_requests(
     make_stack: Callable[..., Stack],
 ) -> None:
