@@ -4,10 +4,13 @@ Why on the requests' way in and not a background thread: ``runserver`` runs the 
 child process that its autoreloader restarts on every code change (a thread would have to
 be started, and stopped, in the right one), SQLite takes a lock for each write (a thread
 writing on its own would make requests wait at random), and tests would find a writer
-they did not start. A deadline is only ever seen through a request (the waiting player
-polls the match), and every request first runs the sweep, at most once per
-``CLOCK_IN_PROCESS_SWEEP_SECONDS``: the deadline is enforced before the request that
-could see it is answered. With a broker this does nothing: Celery beat runs the sweep.
+they did not start. A deadline is seen through a request (the waiting player polls the
+match) or a live stream: every request first runs the sweep, at most once per
+``CLOCK_IN_PROCESS_SWEEP_SECONDS``, so the deadline is enforced before the request that
+could see it is answered; and a waiting stream runs it as often
+(games.live.streams.wait_for_change), from the threads that read the database for the
+streams, so a player who only watches is told within that time. With a broker this
+does nothing: Celery beat runs the sweep.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ message that never came is made good within ``LIVE_HEARTBEAT_SECONDS``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -21,7 +22,7 @@ from django.conf import settings
 from django.contrib.auth import get_user
 
 from accounts.models import User
-from briscola_service import metrics
+from briscola_service import metrics, queueing
 from games.errors import MatchPrivateError, StreamsFullError, TooManyStreamsError
 from games.live.bus import Doorbell, get_bus, match_key, user_key
 from games.live.events import (
@@ -36,6 +37,8 @@ from games.live.events import (
 )
 from games.matches.selectors import MatchSnapshot
 from games.models import MatchStatus, Seat
+
+logger = logging.getLogger(__name__)
 
 # -- the per-account cap ---------------------------------------------------------------------
 
@@ -146,6 +149,37 @@ def closing_event(last: int | None, reason: str) -> JSON:
     return {"id": last or 0, "type": "stream_closed", "reason": reason}
 
 
+def _sweep_deadlines() -> None:
+    from games.clocks.services import sweep_in_process  # games.clocks imports games.live
+
+    try:
+        sweep_in_process()
+    except Exception:  # the next slice tries again, as the next request would
+        logger.exception("the in-process clocks sweep failed")
+
+
+async def wait_for_change(bell: Doorbell) -> list[dict[str, Any]]:
+    """The next messages rung for a stream, or [] after ``LIVE_HEARTBEAT_SECONDS`` of
+    silence (time for a heartbeat).
+
+    Without a broker (``make run``) no beat enforces the clocks, and requests do it on
+    their way in (games.clocks.middleware); a player who only watches a stream sends none.
+    So there a waiting stream runs that sweep itself every ``CLOCK_IN_PROCESS_SWEEP_SECONDS``
+    (at most once a period in the process, however many streams wait): a deadline that
+    passes is enforced within that time, and its change rings the bell like any other."""
+    heartbeat = settings.LIVE_HEARTBEAT_SECONDS
+    if not queueing.tasks_run_in_process():
+        return await bell.wait(heartbeat)
+    step = max(0.05, settings.CLOCK_IN_PROCESS_SWEEP_SECONDS)
+    until = time.monotonic() + heartbeat
+    while True:
+        left = until - time.monotonic()
+        messages = await bell.wait(max(0.0, min(step, left)))
+        if messages or left <= step:
+            return messages
+        await run_db(_sweep_deadlines)
+
+
 @dataclass
 class Viewer:
     user: User
@@ -217,7 +251,7 @@ async def match_stream(
                 last, seen = events[-1]["id"], snapshot
             if is_settled(snapshot):
                 return
-            messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            messages = await wait_for_change(bell)
             if await watch.revoked(messages):
                 yield wire.event(closing_event(last, viewer.credential.closing_reason))
                 return
@@ -372,7 +406,7 @@ async def account_stream(
                 items[match_id] = item
                 if _account_settled(item):
                     watching.discard(match_id)
-            messages = await bell.wait(settings.LIVE_HEARTBEAT_SECONDS)
+            messages = await wait_for_change(bell)
             if await watch.revoked(messages):
                 yield wire.event(closing_event(ids.next(), viewer.credential.closing_reason))
                 return

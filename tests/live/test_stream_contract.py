@@ -227,9 +227,15 @@ def test_errors_before_the_stream_starts(
     assert_error_shape(
         api_for(alice).get("/api/v1/matches/nope/stream", **sse), 404, "match_not_found"
     )
-    for bad in ("abc", "-1", "1.5", "1e3", "9" * 16, ""):
+    for bad in ("abc", "-1", "1.5", "1e3", "9" * 16):
         response = api_for(alice).get(path, HTTP_LAST_EVENT_ID=bad, **sse)
         assert_error_shape(response, 400, "invalid_event_id")
+    # An empty Last-Event-ID is none at all (as EventSource reads it): the whole match.
+    for empty in ("", " "):
+        response = api_for(alice).get(path, HTTP_LAST_EVENT_ID=empty, **sse)
+        assert response.status_code == 200, response.status_code
+        text = b"".join(response.streaming_content).decode()
+        assert [e["type"] for b in text.split("\n\n") if (e := parse_sse(b))] == ["match"]
     assert_error_shape(api_for(alice).get(path + "?after=x", **sse), 400, "invalid_event_id")
     response = api_for(alice).get(path + f"?after={latest + 1}", **sse)
     assert_error_shape(response, 400, "invalid_event_id")
@@ -432,6 +438,50 @@ def test_a_lost_revocation_message_is_made_good_by_the_periodic_look(
     assert [(e["type"], e["reason"]) for e in events] == [("stream_closed", "token_revoked")]
 
 
+def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    """``make run`` (tasks in process, no beat): a player who only watches the stream sends
+    no request, and requests were what ran the clocks' sweep; the player audit saw a 5 s
+    move time enforced 25 to 30 s late. A waiting stream now runs the sweep itself: the
+    deadline passes, the timeout comes down the stream, no request made."""
+    from briscola_service import queueing
+    from games.clocks.services import TimeControl
+    from tests.clocks.conftest import db_travel
+
+    assert queueing.tasks_run_in_process()
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0.1
+    settings.LIVE_HEARTBEAT_SECONDS = 30  # no heartbeat (and its re-read) in this test
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(
+        creator=alice,
+        players=2,
+        format="single",
+        seats=[SeatSpec("user", "bob")],
+        time_control=TimeControl(per_move_seconds=10),
+    )
+    match_join(match_id=match.pk, user=bob)
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), alice)
+        first = await stream.next()
+        assert first is not None and first["detail"]["status"] == "active"
+        await in_test_thread(lambda: db_travel(match.pk, 40))()  # past the first move's 30 s
+        events = []
+        while (event := await stream.next(timeout=10)) is not None:
+            events.append(event)
+            if event["detail"]["status"] != "active":
+                break
+        await stream.close()
+        return events
+
+    events = run(scenario)
+    # No card played in time: the match is aborted (a first move missed costs no one).
+    assert [e["type"] for e in events] == ["match_aborted"]
+    assert events[-1]["detail"]["status"] == "aborted"
+    assert events[-1]["detail"]["end_reason"] == "abort_window"
+
+
 def test_heartbeats_keep_a_quiet_stream_alive(
     user_factory: Callable[..., User], settings: Any
 ) -> None:
@@ -502,3 +552,34 @@ def test_served_by_wsgi_a_stream_answers_what_is_owed_and_ends(
     assert [e["id"] for e in events] == [after + 1, after + 2, after + 3]
     rest = api_for(alice).get(f"/api/v1/matches/{match.pk}").json()
     assert timeless_detail(events[-1]["detail"]) == timeless_detail(rest)
+
+
+def test_a_settled_match_resumed_after_its_last_event_answers_204(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any
+) -> None:
+    """EventSource reconnects after every 200, even an empty one, and stops on 204: a
+    client that has every event of a match that is over is told there is nothing more."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+    games.play(match, 3)
+    playing = match_position(match.pk)
+    # Being played: nothing owed yet, but more will come (under WSGI, an empty 200).
+    response = api_for(alice).get(_path(match.pk), HTTP_LAST_EVENT_ID=str(playing), HTTP_ACCEPT=SSE)
+    assert response.status_code == 200
+    b"".join(response.streaming_content)
+
+    match_resign(match_id=match.pk, user=alice)
+    last = match_position(match.pk)
+    assert last > playing
+    for accept in (SSE, NDJSON):
+        for extra in ({"HTTP_LAST_EVENT_ID": str(last)}, {"QUERY_STRING": f"after={last}"}):
+            response = api_for(bob).get(_path(match.pk), HTTP_ACCEPT=accept, **extra)
+            assert response.status_code == 204, (accept, extra, response.status_code)
+            assert response.content == b""
+    # Something still owed: the events, then the end, as before.
+    response = api_for(bob).get(_path(match.pk), HTTP_LAST_EVENT_ID=str(playing), HTTP_ACCEPT=SSE)
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    events = [e for block in text.split("\n\n") if (e := parse_sse(block))]
+    assert events and events[-1]["id"] == last and events[-1]["detail"]["status"] == "finished"
