@@ -5,6 +5,9 @@ in-process. Production sets DEBUG=false, SECRET_KEY, DATABASE_URL and REDIS_URL.
 """
 
 import importlib.util
+import os
+import secrets
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,12 +35,35 @@ GAMES_APP_PRESENT = _module_exists("games.apps")
 
 DEBUG = env.bool("DEBUG", default=True)
 
-_DEV_SECRET_KEY = "django-insecure-dev-only-never-use-this-key-in-production"
+DEV_SECRET_KEY_FILE = BASE_DIR / ".dev-secret-key"
+
+
+def _dev_secret_key(path: Path) -> str:
+    """DEBUG with no SECRET_KEY (``make run``): a random key of this checkout's own, made
+    once and kept in ``path`` (git ignores it), never a key written in the source. With a
+    published key anyone could forge a session cookie, so sign in as any account, the
+    admin's included, on a laptop's server reachable from elsewhere (``make run
+    HOST=0.0.0.0``). Every worker process reads the same file; the first one writes it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # another process may be writing it this very moment
+            key = path.read_text("ascii").strip()
+            if key:
+                return key
+            time.sleep(0.01)
+        raise ImproperlyConfigured(f"{path} is empty: delete it, or set SECRET_KEY.") from None
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(key + "\n")
+    return key
+
+
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
-    SECRET_KEY = _DEV_SECRET_KEY
+    SECRET_KEY = _dev_secret_key(DEV_SECRET_KEY_FILE)
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 if "testserver" not in ALLOWED_HOSTS:

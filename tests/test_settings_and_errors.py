@@ -1,4 +1,5 @@
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -186,6 +187,22 @@ def test_secret_key_is_required_without_debug() -> None:
     assert "SECRET_KEY must be set" in result.stderr
 
 
+def test_without_a_secret_key_debug_makes_a_random_one_of_its_own(tmp_path: Path) -> None:
+    """``make run`` (DEBUG, no SECRET_KEY) used a key written in the source: anyone could
+    forge a session cookie for any account on such a server reachable from elsewhere.
+    Now the first process makes a random key, readable by its owner only, and every
+    process (gunicorn's workers) reads that same one; another checkout gets another."""
+    from briscola_service.settings import _dev_secret_key
+
+    path = tmp_path / ".dev-secret-key"
+    first = _dev_secret_key(path)
+    assert len(first) >= 50 and "insecure" not in first
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert _dev_secret_key(path) == first  # the next process, or the next start
+    assert _dev_secret_key(tmp_path / "elsewhere") != first
+    assert settings.SECRET_KEY != "django-insecure-dev-only-never-use-this-key-in-production"
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_postgres_is_the_database() -> None:
@@ -255,3 +272,48 @@ def test_ensure_bots_creates_the_expert(settings: Any) -> None:
     call_command("ensure_bots")
     expert = User.objects.get(username="bot-expert")
     assert expert.is_bot and expert.bot_level == "expert"
+
+
+@pytest.mark.django_db
+def test_an_unknown_format_is_406_not_a_404_of_a_resource_that_exists(
+    user_factory: Any, games: Any
+) -> None:
+    """DRF's ``?format=`` switch used to answer 404 ``not_found`` for a format no renderer
+    has; the resource exists, so it is 406 ``not_acceptable`` naming the formats there are."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob)
+    client = APIClient()
+    client.force_authenticate(alice)
+    for path in (f"/api/v1/matches/{match.pk}", "/api/v1/matches", "/api/v1/auth/me"):
+        response = client.get(path, {"format": "xml"})
+        assert response.status_code == 406, (path, response.status_code)
+        body = response.json()
+        assert body["code"] == "not_acceptable", body
+        assert body["details"] == {"format": "xml", "formats": ["api", "json"]}
+        assert client.get(path, {"format": "json"}).status_code == 200
+    # Still 404 for what does not exist, whatever the format asked.
+    response = client.get("/api/v1/matches/00000000-0000-0000-0000-000000000000")
+    assert response.status_code == 404 and response.json()["code"] == "match_not_found"
+
+
+@pytest.mark.django_db
+def test_an_id_that_cannot_be_one_is_not_found_with_the_resources_code(
+    user_factory: Any,
+) -> None:
+    """``/deals/abc`` and ``/deals/-1`` answer as ``/deals/999999``: ``deal_not_found``;
+    ``/auth/tokens/abc`` as ``/auth/tokens/999999``: ``token_not_found``."""
+    alice = user_factory(username="alice")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {alice.auth_token.key}")
+    for deal in ("999999", "abc", "-1", "1.5", "9" * 30):
+        for suffix in ("", "/replay", "/verify", "/export"):
+            response = client.get(f"/api/v1/deals/{deal}{suffix}")
+            assert response.status_code == 404, (deal, suffix, response.status_code)
+            assert response.json()["code"] == "deal_not_found", (deal, suffix)
+    for token in ("999999", "abc", "-1"):
+        response = client.delete(f"/api/v1/auth/tokens/{token}")
+        assert response.status_code == 404, (token, response.status_code)
+        assert response.json()["code"] == "token_not_found", token
+    # Authentication still comes first.
+    response = APIClient().delete("/api/v1/auth/tokens/abc")
+    assert response.status_code == 401
