@@ -7,10 +7,29 @@ const me = root.dataset.me;
 const $ = (id) => document.getElementById(id);
 const tableUrl = (id) => location.pathname.replace(/\/?$/, "/") + id + "/";
 
-function showError(error) {
-  const el = $("lobby-error");
-  el.textContent = errorText(error) + (error.details && Object.keys(error.details).length ? " " + detailText(error.details) : "");
+// An error is said where it happened (``near``: a form's own error line, else the page's)
+// and brought into view with the focus: on a phone the page's line is screens away.
+function showError(error, near, body) {
+  const el = (near && near.querySelector(".form-error")) || $("lobby-error");
+  document.querySelectorAll(".lobby .error").forEach((other) => { if (other !== el) other.hidden = true; });
+  el.textContent = createErrorText(error, body) || (errorText(error) + (error.details && Object.keys(error.details).length ? " " + detailText(error.details) : ""));
   el.hidden = false;
+  el.focus();
+  el.scrollIntoView({ block: "center" });
+}
+
+// What is wrong with a match asked for, in the page's words: an unknown user name, the
+// person inviting themselves, a name given twice. Null: the API's message says it.
+function createErrorText(error, body) {
+  if (error.code !== "invalid_match" || !body || !error.details) return null;
+  const { user, seat } = error.details;
+  if (typeof user === "string") return fmt(T.no_such_user, { name: user });
+  const asked = typeof seat === "number" && body.seats ? body.seats[seat - 1] : null;
+  if (asked && asked.user) {
+    if (asked.user.toLowerCase() === me.toLowerCase()) return T.invite_yourself;
+    return fmt(T.invited_twice, { name: asked.user });
+  }
+  return null;
 }
 
 function detailText(details) {
@@ -28,7 +47,7 @@ async function create(body, button) {
     const answer = await api(root.dataset.api, { method: "POST", body, key: newKey() });
     location.assign(tableUrl(answer.data.id));
   } catch (error) {
-    showError(error);
+    showError(error, button.form, body);
     button.disabled = false;
   }
 }

@@ -8,11 +8,22 @@ import { MatchFeed } from "./live.js";
 const root = document.getElementById("play");
 const $ = (id) => document.getElementById(id);
 const RECORD_TIMEOUT_MS = 5000; // how long a deal's end waits for the deal's record
+// How long a trick just taken stays in view, its winner marked, when the next card is led
+// at once (a bot that wins a trick leads the next one straight away), unless the person
+// plays first; and how long a deal's last trick shows before the deal's end covers it.
+const HOLD_MS = 1500;
 
 let detail = null; // the latest match detail
 let shownDeal = null; // the id of the deal the table shows
 let seenOverDeals = new Set(); // deals whose end was already shown (or was over at load)
-let pending = null; // {card, ply} of a move on its way
+let pending = null; // {card, ply, deal} of a move on its way
+// The trick last taken, since when it is in view: {key, trick, since, released}; a newer
+// detail's next lead waits until it was in view HOLD_MS (or the person played).
+let inView = null;
+let holdTimer = null;
+// While a deal's end is announced and the match has gone on to the next deal: the finished
+// deal as last seen (then with its last trick, from the deal's record), drawn instead.
+let frozen = null;
 let focusIndex = 0;
 let toastTimer = null;
 
@@ -47,8 +58,25 @@ function mySeat() {
   return detail.your_seat;
 }
 
+// The seat kept for the viewer in a match still waiting for them (an invitation not yet
+// answered), else null.
+function invitedSeat() {
+  if (detail.your_seat !== null || detail.status !== "waiting") return null;
+  const seat = detail.seats.find((s) => s.user === root.dataset.me && !s.joined);
+  return seat ? seat.seat : null;
+}
+
+// The viewer's seat, joined or not (an invitation pending, or declined), else null.
+function ownSeat() {
+  if (detail.your_seat !== null) return detail.your_seat;
+  const seat = detail.seats.find((s) => s.user === root.dataset.me);
+  return seat ? seat.seat : null;
+}
+
+// The seat drawn at the bottom: the viewer's own (or the one they are invited to).
 function bottomSeat() {
-  return detail.your_seat === null ? 0 : detail.your_seat;
+  const own = ownSeat();
+  return own === null ? 0 : own;
 }
 
 // Relative place of a seat: play goes to the right (counterclockwise seen from above).
@@ -69,7 +97,7 @@ function seatName(seat) {
 }
 
 function role(seat) {
-  if (seat === mySeat()) return T.you;
+  if (seat === ownSeat()) return T.you;
   if (detail.players === 4 && seat % 2 === myTeam()) return T.partner;
   return T.opponent;
 }
@@ -133,27 +161,73 @@ function lastTrick(deal) {
   return deal && deal.tricks.length ? deal.tricks[deal.tricks.length - 1] : null;
 }
 
+// The cards of the trick being played, or of the trick just taken (faded, its winner
+// marked): never cards of two tricks at once.
 function drawTrick(deal) {
   ["top", "left", "right", "bottom"].forEach((p) => $("slot-" + p).replaceChildren());
   const caption = $("trick-caption");
   caption.textContent = "";
+  clearTimeout(holdTimer);
+  root.dataset.held = "0";
   if (!deal) return;
+  const last = lastTrick(deal);
+  const now = performance.now();
+  if (last) {
+    const key = deal.id + ":" + deal.tricks.length;
+    if (!inView || inView.key !== key) inView = { key, trick: last, since: now, released: false };
+  }
   let cards = deal.table.map((t) => ({ seat: t.seat, card: t.card }));
-  let done = null;
-  if (pending && !cards.some((c) => c.card === pending.card)) {
+  // The card on its way, until a detail that has it (or has gone past it) arrives.
+  if (pending && pending.deal === deal.id && pending.ply === deal.ply) {
     cards = cards.concat([{ seat: mySeat(), card: pending.card }]);
   }
-  if (!cards.length && lastTrick(deal)) {
+  let done = null;
+  const shownFor = last ? now - inView.since : Infinity;
+  if (cards.length && last && !inView.released && shownFor < HOLD_MS) {
+    // The next lead came at once: the trick just taken first, the new lead after.
+    done = inView.trick;
+    root.dataset.held = "1";
+    holdTimer = setTimeout(() => { if (detail) draw(); }, HOLD_MS - shownFor + 10);
+  } else if (!cards.length && last) {
     // The trick just taken stays in view, faded, until the next card is led.
-    done = lastTrick(deal);
-    cards = done.cards.map((c, i) => ({ seat: done.seats[i], card: c }));
+    done = last;
   }
+  if (done) cards = done.cards.map((c, i) => ({ seat: done.seats[i], card: c }));
   cards.forEach((t) => {
     const el = cardImage(t.card, done ? "taken" + (t.seat === done.winner ? " winner" : "") : "");
     el.setAttribute("aria-label", fmt(T.played_by, { card: cardName(t.card), name: seatName(t.seat) }));
     $("slot-" + place(t.seat)).appendChild(el);
   });
   if (done) caption.textContent = fmt(T.trick_won_by, { name: seatName(done.winner), points: done.points });
+}
+
+// Screen readers hear, politely, each card the others play and who takes each trick
+// (#trick-news, a live region): what the eyes see on the felt.
+let told = null; // {deal, ply}: what the live region has told up to
+
+function playedCards(deal) {
+  const cards = [];
+  deal.tricks.forEach((t) => t.cards.forEach((c, i) => cards.push({ seat: t.seats[i], card: c, trick: t, last: i === t.cards.length - 1 })));
+  deal.table.forEach((t) => cards.push({ seat: t.seat, card: t.card }));
+  return cards;
+}
+
+function tell(deal) {
+  if (!deal || frozen) return;
+  const cards = playedCards(deal);
+  if (!told || told.deal !== deal.id || told.ply > cards.length) {
+    // A page just opened (or a new deal): nothing to catch up on, from here on.
+    const fresh = !told;
+    told = { deal: deal.id, ply: fresh ? cards.length : 0 };
+    if (fresh) return;
+  }
+  const news = [];
+  cards.slice(told.ply).forEach((c) => {
+    if (c.seat !== mySeat()) news.push(fmt(T.played_by, { card: cardName(c.card), name: seatName(c.seat) }));
+    if (c.last) news.push(fmt(T.trick_won_by, { name: seatName(c.trick.winner), points: c.trick.points }));
+  });
+  told.ply = cards.length;
+  if (news.length) $("trick-news").textContent = news.join(". ") + ".";
 }
 
 function drawStock(deal) {
@@ -185,7 +259,7 @@ function drawStock(deal) {
 
 function myTurn() {
   const deal = detail && detail.current_deal;
-  return !!(deal && detail.status === "active" && !deal.over && mySeat() !== null && deal.turn === mySeat() && !pending);
+  return !!(deal && !frozen && detail.status === "active" && !deal.over && mySeat() !== null && deal.turn === mySeat() && !pending);
 }
 
 function drawHand(deal) {
@@ -213,20 +287,28 @@ function drawHand(deal) {
   if (had && cards.length) hand.children[Math.min(focusIndex, cards.length - 1)].focus();
 }
 
-function drawStatus() {
+function drawStatus(deal) {
   const us = myTeam();
   $("score-us").textContent = detail.deals_won[us];
   $("score-them").textContent = detail.deals_won[1 - us];
   $("match-title").textContent = fmt(T.match_of, { format: T.formats[detail.format] || detail.format, players: detail.players });
-  const deal = detail.current_deal;
   let text = "";
-  if (detail.status === "waiting") text = T.waiting;
-  else if (detail.status === "finished" || detail.status === "aborted") text = T.status[detail.status];
+  if (frozen) text = fmt(T.deal_over, { n: frozen.number });
+  else if (invitedSeat() !== null) text = fmt(T.invited_you, { name: detail.created_by });
+  else if (detail.status === "waiting") text = T.waiting;
+  else if (detail.status === "finished" || detail.status === "aborted") text = matchOverText();
   else if (deal && deal.turn !== null && deal.turn !== undefined) {
     text = deal.turn === mySeat() ? T.your_turn : fmt(T.their_turn, { name: seatName(deal.turn) });
   }
   if ($("turn").textContent !== text) $("turn").textContent = text;
   $("resign").hidden = !(detail.status === "active" && mySeat() !== null);
+  // Once the match is over, its next steps stay on the table after the dialog is closed.
+  const over = detail.status === "finished" || detail.status === "aborted";
+  $("table-rematch").hidden = !(over && mySeat() !== null);
+  $("table-lobby").hidden = !over;
+  const invited = invitedSeat() !== null;
+  $("join").hidden = !invited;
+  $("decline").hidden = !invited;
   const link = $("replay-link");
   if (deal) {
     link.hidden = false;
@@ -276,13 +358,14 @@ function drawClock() {
 setInterval(() => { if (detail) drawClock(); }, 1000);
 
 function draw() {
-  const deal = detail.current_deal;
+  const deal = frozen || detail.current_deal;
   root.dataset.players = detail.players;
   root.classList.toggle("players-4", detail.players === 4);
   root.classList.toggle("players-2", detail.players === 2);
-  drawStatus();
+  drawStatus(deal);
   drawSeats(deal);
   drawTrick(deal);
+  tell(deal);
   drawStock(deal);
   drawHand(deal);
   root.dataset.ply = deal ? deal.ply : "";
@@ -310,12 +393,18 @@ function show(data) {
     return;
   }
   const first = detail === null;
+  const before = first ? null : detail.current_deal; // the deal as the table showed it
   detail = data;
   clockSeen(data);
   if (first) {
     // Deals over before this page opened are not announced again.
     data.deals.forEach((d) => { if (d.status !== "active") seenOverDeals.add(d.id); });
     if (data.status === "finished" && data.current_deal) seenOverDeals.delete(data.current_deal.id);
+    // Nor does the trick taken last before it opened hold back what follows.
+    const deal = data.current_deal;
+    if (deal && deal.tricks.length) {
+      inView = { key: deal.id + ":" + deal.tricks.length, trick: lastTrick(deal), since: -Infinity, released: true };
+    }
   }
   const deal = data.current_deal;
   shownDeal = deal ? deal.id : null;
@@ -328,28 +417,47 @@ function show(data) {
   if (ended.length) {
     const last = ended[ended.length - 1];
     ended.forEach((d) => seenOverDeals.add(d.id));
-    dealEnded(last);
+    dealEnded(last, before);
   } else if (first && data.status !== "active" && data.status !== "waiting") {
     matchOverOnly();
   }
 }
 
-async function dealEnded(summary) {
+// The finished deal as the table shows it under its end: every card played, the last
+// trick (from the deal's record, where each trick's cards follow its leader) in view.
+function finishedDeal(seen, record, summary) {
+  const n = seen.players;
+  const tricks = record.tricks.map((t) => ({ ...t, seats: t.cards.map((_, i) => (t.leader + i) % n) }));
+  return {
+    ...seen, table: [], tricks, hand: [], partner_hand: null, hand_sizes: seen.hand_sizes.map(() => 0),
+    stock_count: 0, briscola_on_table: false, briscola_holder: null, turn: null, legal: [], over: true,
+    points: summary.points || seen.points,
+  };
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+async function dealEnded(summary, before) {
   const dialog = $("end-dialog");
   const matchOver = detail.status !== "active";
   root.dataset.state = "ending";
+  // The match went on to the next deal already (a bot leads it at once): the finished deal
+  // stays on the table until its end has been seen.
+  const current = detail.current_deal;
+  const movedOn = !!(before && before.id === summary.id && (!current || current.id !== summary.id));
+  if (movedOn) {
+    frozen = { ...before, turn: null, legal: [] };
+    draw();
+  }
   $("end-title").textContent = matchOver ? T.match_over_title : fmt(T.deal_over, { n: summary.number });
   const us = myTeam();
   let result;
-  if (summary.status === "abandoned" || detail.end_reason === "resigned") result = T.resigned;
+  if (summary.status === "abandoned" || (matchOver && endedEarly())) result = endReasonText();
   else if (summary.winner === null) result = T.deal_drawn;
   else if (detail.players === 2 && mySeat() !== null) {
     result = summary.winner === us ? T.deal_won_1v1 : fmt(T.deal_lost_1v1, { name: seatName(1 - us) });
   } else result = summary.winner === us ? T.deal_won : T.deal_lost;
-  if (matchOver && detail.winner !== null && mySeat() !== null) {
-    result += ". " + (detail.winner === us ? T.match_won : T.match_lost);
-  }
-  $("end-result").textContent = result;
+  $("end-result").textContent = result + matchResultText();
   $("end-replay").href = root.dataset.replay + summary.id + "/";
   $("next-deal").hidden = matchOver;
   $("rematch").hidden = !matchOver || mySeat() === null;
@@ -361,9 +469,15 @@ async function dealEnded(summary) {
     // The dialog waits for the cards taken, but not long: the points need no record.
     const record = (await api(root.dataset.deals + summary.id, { timeoutMs: RECORD_TIMEOUT_MS })).data;
     record.tricks.forEach((t) => { taken[t.winner % 2].push(...t.cards); });
+    if (movedOn && record.tricks.length) {
+      frozen = finishedDeal(before, record, summary);
+      draw();
+    }
   } catch (error) {
     // The points still show; the cards need the record.
   }
+  // The deal's last trick stays in view a moment before the dialog covers it.
+  if (inView && inView.key.startsWith(summary.id + ":")) await pause(inView.since + HOLD_MS - performance.now());
   [us, 1 - us].forEach((team) => {
     const side = document.createElement("section");
     side.className = "side " + (team === us ? "us" : "them");
@@ -377,7 +491,7 @@ async function dealEnded(summary) {
     const cards = document.createElement("div");
     cards.className = "taken-cards";
     cards.setAttribute("role", "group");
-    cards.setAttribute("aria-label", fmt(T.cards_taken, { side: label }));
+    cards.setAttribute("aria-label", oneOnOne && team === us ? T.cards_taken_you : fmt(T.cards_taken, { side: label }));
     taken[team].forEach((c) => cards.appendChild(cardImage(c, "mini")));
     side.append(h, cards);
     sides.appendChild(side);
@@ -385,6 +499,36 @@ async function dealEnded(summary) {
   if (!dialog.open) dialog.showModal();
   root.dataset.state = matchOver ? "match-over" : "deal-over";
   (matchOver ? ($("rematch").hidden ? $("to-lobby") : $("rematch")) : $("next-deal")).focus();
+}
+
+// A match that did not end by being played out: resigned, lost on time, called off.
+function endedEarly() {
+  return !!detail.end_reason && detail.end_reason !== "played";
+}
+
+// Why the match ended early, as the API's end_reason says (a loss on time is no
+// resignation): "Ended on time: you ran out of time".
+function endReasonText() {
+  const reason = detail.end_reason;
+  if (reason === "timeout") {
+    const seated = mySeat() !== null && detail.winner !== null && detail.winner !== undefined;
+    if (!seated) return T.ended.timeout;
+    const two = detail.players === 2;
+    if (detail.winner === myTeam()) return two ? fmt(T.ended.timeout_other, { name: seatName(1 - mySeat()) }) : T.ended.timeout_other_team;
+    return two ? T.ended.timeout_you : T.ended.timeout_your_team;
+  }
+  return T.ended[reason] || T.status[detail.status] || reason || "";
+}
+
+// ". You won the match!" once the match is over with a winner, to a player.
+function matchResultText() {
+  if (detail.status === "active" || detail.winner === null || detail.winner === undefined || mySeat() === null) return "";
+  return ". " + (detail.winner === myTeam() ? T.match_won : T.match_lost);
+}
+
+// The status line of a match that is over (after its dialog): how it ended, and the result.
+function matchOverText() {
+  return (endedEarly() ? endReasonText() : T.match_over_title) + matchResultText();
 }
 
 function matchOverOnly() {
@@ -396,7 +540,8 @@ async function play(code) {
   if (!myTurn()) return;
   const deal = detail.current_deal;
   if (!deal.legal.includes(code)) return;
-  pending = { card: code, ply: deal.ply };
+  pending = { card: code, ply: deal.ply, deal: deal.id };
+  if (inView) inView.released = true; // the person acts: the trick taken gives way
   draw(); // the card is on the table at once; only the move's own request follows
   try {
     const answer = await api(root.dataset.api + "/moves", { method: "POST", body: { card: code, ply: deal.ply }, key: newKey() });
@@ -407,8 +552,22 @@ async function play(code) {
     if (!myTurn()) feed.soon(150);
   } catch (error) {
     pending = null;
-    toast(errorText(error));
     draw();
+    if (error.code === "stale_ply" || error.code === "not_your_turn") {
+      // Too late: was it the clock, a bot playing this seat's card? The match says so
+      // (the seat is "away": the bot played its last turn).
+      try {
+        const answer = await api(root.dataset.api);
+        feed.seen(answer.data, answer.etag);
+        show(answer.data);
+        const seat = mySeat() === null ? null : detail.seats[mySeat()];
+        toast(seat && seat.away ? T.errors.timed_out_bot : errorText(error));
+      } catch (again) {
+        toast(errorText(error));
+      }
+      return;
+    }
+    toast(errorText(error));
     feed.refresh();
   }
 }
@@ -418,11 +577,13 @@ $("next-deal").addEventListener("click", () => {
 });
 $("end-dialog").addEventListener("close", () => {
   root.dataset.state = detail.status === "active" ? "playing" : "over";
+  frozen = null; // the next deal, as it is now
+  draw();
   const first = $("hand").querySelector("button");
   if (first) first.focus();
 });
 
-$("rematch").addEventListener("click", async () => {
+async function rematch() {
   // The API's rematch: the same table and settings, seats rotated by one; the other
   // people are invited, and their own Rematch (the same call) accepts it.
   try {
@@ -431,7 +592,31 @@ $("rematch").addEventListener("click", async () => {
   } catch (error) {
     toast(errorText(error));
   }
-});
+}
+$("rematch").addEventListener("click", rematch);
+$("table-rematch").addEventListener("click", rematch);
+
+// An invitation answered at the table: join the seat kept, or decline (the match is then
+// called off).
+async function answerInvitation(button, path) {
+  button.disabled = true;
+  try {
+    const answer = await api(root.dataset.api + path, { method: "POST", body: path === "/join" ? { seat: invitedSeat() } : {} });
+    feed.seen(answer.data, answer.etag);
+    show(answer.data);
+    if (path === "/join") {
+      const first = $("hand").querySelector("button");
+      (first || $("turn")).focus();
+    }
+  } catch (error) {
+    toast(errorText(error));
+    feed.refresh();
+  } finally {
+    button.disabled = false;
+  }
+}
+$("join").addEventListener("click", () => answerInvitation($("join"), "/join"));
+$("decline").addEventListener("click", () => answerInvitation($("decline"), "/decline"));
 
 $("resign").addEventListener("click", async () => {
   if (!window.confirm(T.resign_confirm)) return;
