@@ -21,7 +21,7 @@ from typing import Any
 
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
@@ -37,7 +37,7 @@ from briscola_service.exceptions import ErrorSerializer
 from games.errors import InvalidEventIdError, StreamsFullError, TooManyStreamsError
 from games.http import READ_ERRORS, query_params
 from games.live import streams
-from games.live.events import WIRES, Wire, call_db, encode, position
+from games.live.events import WIRES, Wire, call_db, encode, is_settled, position
 
 _EVENT_ID = re.compile(r"[0-9]{1,15}")
 
@@ -69,8 +69,11 @@ def _credential(request: Request, auth: Any) -> streams.Credential:
 
 
 def _after(request: Request) -> int | None:
-    """``Last-Event-ID`` (what EventSource sends when it reconnects), else ``?after=``."""
+    """``Last-Event-ID`` (what EventSource sends when it reconnects), else ``?after=``.
+    An empty ``Last-Event-ID`` is no id at all (EventSource's own reading of it)."""
     raw = request.headers.get("Last-Event-ID")
+    if raw is not None and not raw.strip():
+        raw = None
     if raw is None:
         raw = query_params(request).get("after")
     if raw is None:
@@ -99,6 +102,13 @@ def _streaming(
 
 def _served_now(chunks: list[bytes]) -> Iterator[bytes]:
     yield from chunks
+
+
+def _nothing_more() -> HttpResponse:
+    """A settled match's stream resumed after its last event: 204 No Content."""
+    response = HttpResponse(status=204)
+    response["Cache-Control"] = "no-cache, no-store"
+    return response
 
 
 class _StreamApi(APIView):
@@ -174,6 +184,13 @@ _STREAM_RESPONSE = {
     (200, "text/event-stream"): OpenApiResponse(_SSE_EVENT),
     (200, "application/x-ndjson"): OpenApiResponse(_EVENT),
 }
+_NOTHING_MORE = {
+    204: OpenApiResponse(
+        description="No Content: the match is over (and rated, if rated) and the client "
+        "resumed after its last event (`Last-Event-ID` or `after` = the last id): nothing "
+        "more will come. EventSource stops reconnecting on it; so should any client."
+    )
+}
 # Errors are JSON, whatever the stream's format.
 _STREAM_ERRORS = {
     (code, "application/json"): ErrorSerializer for code in (*READ_ERRORS, 406, 429, 503)
@@ -215,14 +232,15 @@ class MatchStreamApi(_StreamApi):
             "account's or a personal one, was revoked), `signed_out` (its session signed out "
             "or the password changed).\n\n"
             "Resume with `Last-Event-ID` (or `?after=`): every event after that id, in "
-            "order; from before the current deal, one `match` event with the whole detail."
+            "order; from before the current deal, one `match` event with the whole detail. "
+            "After the last event of a match that is over: 204 No Content (stop)."
             " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "
             "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 429 "
             "`too_many_streams` (16 open streams per account), 503 `streams_full` (the server's "
             "own cap on open streams); both with `Retry-After`."
         ),
         parameters=_RESUME,
-        responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},
+        responses={**_STREAM_RESPONSE, **_NOTHING_MORE, **_STREAM_ERRORS},
         examples=[
             OpenApiExample(
                 "SSE",
@@ -243,6 +261,11 @@ class MatchStreamApi(_StreamApi):
         wire, after, viewer, slot = self._start(request)
         try:
             snapshot, first = streams.match_stream_start(match_id, after, viewer.user)
+            if not first and is_settled(snapshot):
+                # Nothing owed and nothing more will come: 204, on which EventSource stops
+                # (an empty 200 would have it reconnect for ever).
+                slot.release()
+                return _nothing_more()
             body = streams.match_stream(
                 wire=wire,
                 viewer=viewer,
