@@ -4,7 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.module_loading import import_string
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
@@ -22,6 +22,12 @@ from accounts.services import (
     user_register,
 )
 from briscola_service.exceptions import ErrorSerializer
+from briscola_service.serializers import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictSerializer,
+)
 from briscola_service.throttling import PasswordCheckThrottle
 
 # The default throttles, and one password check per request (per IP and per user name).
@@ -37,10 +43,10 @@ class RegisterApi(APIView):
     authentication_classes: list[Any] = []  # anonymous by design; no CSRF/session involved
     throttle_classes = PASSWORD_THROTTLES
 
-    class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
-        bot = serializers.BooleanField(
+    class InputSerializer(StrictSerializer):
+        username = StrictCharField(max_length=150)
+        password = StrictCharField(max_length=128, trim_whitespace=False, write_only=True)
+        bot = StrictBooleanField(
             default=False,
             help_text="A bot's account (a program you run): shown as a bot everywhere.",
         )
@@ -75,9 +81,9 @@ class TokenObtainApi(APIView):
     authentication_classes: list[Any] = []
     throttle_classes = PASSWORD_THROTTLES
 
-    class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=128, trim_whitespace=False, write_only=True)
+    class InputSerializer(StrictSerializer):
+        username = StrictCharField(max_length=150)
+        password = StrictCharField(max_length=128, trim_whitespace=False, write_only=True)
 
     class OutputSerializer(serializers.Serializer):
         token = serializers.CharField()
@@ -210,10 +216,10 @@ class AccessTokenListCreateApi(APIView):
     required_scope = ACCOUNT_SCOPE
     pagination_class = None
 
-    class InputSerializer(serializers.Serializer):
-        name = serializers.CharField(max_length=100, help_text="What the token is for.")
+    class InputSerializer(StrictSerializer):
+        name = StrictCharField(max_length=100, help_text="What the token is for.")
         scopes = serializers.ListField(
-            child=serializers.ChoiceField(choices=TokenScope.choices),
+            child=StrictChoiceField(choices=TokenScope.choices),
             default=list,
             help_text="`read` (every GET) and/or `play` (writes too). Default: `read` only.",
         )
@@ -269,10 +275,13 @@ class AccessTokenRevokeApi(APIView):
         operation_id="auth_tokens_revoke",
         tags=["auth"],
         summary="Revoke a personal access token: its next request is 401",
+        # Any text in the URL (accounts/urls.py): an id that cannot be one is
+        # `token_not_found` too, not the generic `not_found` of an unknown URL.
+        parameters=[OpenApiParameter("token_id", int, OpenApiParameter.PATH)],
         request=None,
         responses={204: None, 401: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
     )
-    def delete(self, request: Request, token_id: int) -> Response:
+    def delete(self, request: Request, token_id: str) -> Response:
         assert isinstance(request.user, User)
         access_token_revoke(user=request.user, token_id=token_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

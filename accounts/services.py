@@ -205,8 +205,12 @@ def access_token_touch(*, token: AccessToken) -> None:
     token.last_used_at = now
 
 
-def access_token_revoke(*, user: User, token_id: int) -> None:
-    """Delete one of ``user``'s personal access tokens: its next request is 401."""
-    deleted, _ = AccessToken.objects.filter(user=user, pk=token_id).delete()
+def access_token_revoke(*, user: User, token_id: int | str) -> None:
+    """Delete one of ``user``'s personal access tokens: its next request is 401. An id
+    that cannot be one (``abc``, ``-1``, as a URL may give it) names none."""
+    text = str(token_id)
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise AccessTokenNotFoundError()
+    deleted, _ = AccessToken.objects.filter(user=user, pk=int(text)).delete()
     if not deleted:
         raise AccessTokenNotFoundError()

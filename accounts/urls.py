@@ -11,5 +11,5 @@ urlpatterns = [
     path("me", apis.MeApi.as_view(), name="me"),
     path("me/bot", apis.BotSwitchApi.as_view(), name="me-bot"),
     path("tokens", apis.AccessTokenListCreateApi.as_view(), name="tokens"),
-    path("tokens/<int:token_id>", apis.AccessTokenRevokeApi.as_view(), name="token-revoke-one"),
+    path("tokens/<str:token_id>", apis.AccessTokenRevokeApi.as_view(), name="token-revoke-one"),
 ]

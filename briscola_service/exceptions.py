@@ -27,6 +27,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 
@@ -53,6 +54,11 @@ _OTHER_CODES = {
     "not_acceptable",
     "insufficient_scope",
     "metrics_forbidden",  # /metrics (briscola_service.metrics), in the same shape
+    # briscola_service.serving, the ASGI server's guard, before Django sees the request:
+    "request_timeout",  # 408: headers or body too slow
+    "uri_too_long",  # 414
+    "headers_too_large",  # 431
+    "timeout",  # 500: no answer within SERVE_REQUEST_TIMEOUT
 }
 # Bases of error hierarchies rendered by duck typing (an app registers its own base, e.g.
 # games.errors registers the rules engine's RulesError): their subclasses' codes are listed.
@@ -198,9 +204,34 @@ def _django_errors(errors: list[DjangoValidationError]) -> list[ErrorDetail]:
     ]
 
 
+def _unknown_format(context: dict[str, Any]) -> Response | None:
+    """DRF's content negotiation raises Http404 for a ``?format=`` that no renderer of the
+    view has (``?format=xml``): the resource may well exist, so that is 406
+    ``not_acceptable``, naming the formats there are. Negotiation is the one step before
+    a view's handler that raises Http404, and it runs first: no renderer chosen yet."""
+    request, view = context.get("request"), context.get("view")
+    if request is None or view is None or getattr(request, "accepted_renderer", None):
+        return None
+    param = api_settings.URL_FORMAT_OVERRIDE
+    wanted = getattr(view, "format_kwarg", None) or (
+        request.query_params.get(param) if param else None
+    )
+    if not wanted:
+        return None
+    formats = sorted({r.format for r in view.get_renderers() if r.format})
+    message = f"No such format: {wanted[:40]!r}; this resource is served as " + ", ".join(
+        repr(f) for f in formats
+    )
+    details = {"format": wanted[:40], "formats": formats}
+    return Response(error_body("not_acceptable", message + ".", details), status=406)
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER. Returns None (a 500) for exceptions it does not know."""
     if isinstance(exc, Http404):
+        unknown_format = _unknown_format(context)
+        if unknown_format is not None:
+            return unknown_format
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()

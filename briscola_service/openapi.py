@@ -1,11 +1,14 @@
 """OpenAPI schema generation (drf-spectacular)."""
 
+import re
+from collections.abc import Iterator
 from typing import Any
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import is_serializer
 from drf_spectacular.utils import OpenApiResponse
+from rest_framework.negotiation import DefaultContentNegotiation
 
 from briscola_service.exceptions import ErrorSerializer, error_codes
 
@@ -20,6 +23,10 @@ THROTTLED = _error(
 AUTHENTICATION_FAILED = _error("`authentication_failed`: the token sent is not valid.")
 TOO_LARGE = _error("`request_too_large`: the request body is larger than the server accepts.")
 UNSUPPORTED_MEDIA_TYPE = _error("`unsupported_media_type`: a body of a media type not accepted.")
+NOT_ACCEPTABLE = _error(
+    "`not_acceptable`: `?format=` names a format this resource is not served in "
+    "(`details.formats` lists those it is)."
+)
 UNAVAILABLE = _error(
     "`service_unavailable`: the database cannot be reached right now; nothing was changed. "
     "Retry after `details.retry_after` seconds (also in `Retry-After`)."
@@ -32,7 +39,8 @@ class AutoSchema(openapi.AutoSchema):
     InputSerializer/OutputSerializer do not collide in the schema.
 
     Adds the error responses that any operation may answer whatever its view declares, in
-    the one error shape: 429 where the view is throttled, 401 where it reads a token, 413
+    the one error shape: 429 where the view is throttled, 401 where it reads a token, 406
+    for a GET's unknown `?format=` (briscola_service.exceptions), 413
     for a body too large (briscola_service.middleware) and 415 for one of another media
     type where the operation takes a body, and 503 for a database outage.
     """
@@ -59,6 +67,9 @@ class AutoSchema(openapi.AutoSchema):
             errors["413"] = TOO_LARGE
             if is_serializer(self.get_request_serializer()):  # parsed by DRF's parsers
                 errors["415"] = UNSUPPORTED_MEDIA_TYPE
+        negotiator = self.view.get_content_negotiator()
+        if self.method == "GET" and type(negotiator) is DefaultContentNegotiation:
+            errors["406"] = NOT_ACCEPTABLE
         if self.view.get_throttles():
             errors["429"] = THROTTLED
         errors["503"] = UNAVAILABLE
@@ -85,13 +96,87 @@ def _path_rank(path: str) -> int:
     return len(_PATH_ORDER)
 
 
+# Enum components that drf-spectacular's enum hook names after the field alone (the
+# settings' ENUM_NAME_OVERRIDES name the others): named after their event here, as the
+# other events' `type` enums are (`CardPlayedTypeEnum`).
+_ENUM_RENAMES = {"ActionEnum": "SeatTimedOutActionEnum", "ByEnum": "SeatReturnedByEnum"}
+_EVENT_TYPE_ENUM = re.compile(r"(?P<event>[A-Za-z]+)EventTypeEnum")
+
+# `null` as OpenAPI 3.0.3 can say it: an enum of the one value null (drf-spectacular's own
+# NullEnum, which its ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE would add).
+NULL_ENUM = "NullEnum"
+_NULL_REF = {"$ref": f"#/components/schemas/{NULL_ENUM}"}
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object of the schema, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def _rename_components(result: dict[str, Any], renames: dict[str, str]) -> None:
+    schemas = result.get("components", {}).get("schemas", {})
+    renames = {old: new for old, new in renames.items() if old in schemas and new not in schemas}
+    if not renames:
+        return
+    refs = {
+        f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in renames.items()
+    }
+    for node in _walk(result):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in refs:
+            node["$ref"] = refs[ref]
+        mapping = node.get("mapping")
+        if isinstance(mapping, dict):
+            for key, value in mapping.items():
+                if value in refs:
+                    mapping[key] = refs[value]
+    renamed = {renames.get(name, name): schema for name, schema in schemas.items()}
+    result["components"]["schemas"] = dict(sorted(renamed.items()))
+
+
+def _strict_nullables(result: dict[str, Any]) -> None:
+    """OpenAPI 3.0.3 reads `nullable` only beside a `type`: a strict validator refuses null
+    for ``{"allOf": [{"$ref": ...}], "nullable": true}`` (what drf-spectacular writes for a
+    nullable nested serializer or enum) and for ``{"oneOf": [...], "nullable": true}``,
+    since null matches none of the schemas combined. Each becomes a ``oneOf`` with
+    `NullEnum` (``{"enum": [null]}``) as one more choice, which every reading accepts."""
+    used = False
+    for node in list(_walk(result.get("paths", {}))) + list(_walk(result.get("components", {}))):
+        if node.get("nullable") is not True or "type" in node:
+            continue
+        if len(node.get("allOf", ())) == 1:
+            node["oneOf"] = [node.pop("allOf")[0], dict(_NULL_REF)]
+        elif "oneOf" in node and _NULL_REF not in node["oneOf"]:
+            node["oneOf"].append(dict(_NULL_REF))  # a copy each: no YAML aliases
+        else:
+            continue
+        del node["nullable"]
+        used = True
+    if used:
+        result["components"]["schemas"][NULL_ENUM] = {"enum": [None]}
+
+
 def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular's last hook: the error `code` becomes an enum of every code the API
-    may answer (briscola_service.exceptions.error_codes), and the matches come first."""
+    may answer (briscola_service.exceptions.error_codes), nullable combinations are made
+    strict OpenAPI 3.0.3, the event log's enums are named, and the matches come first."""
     schemas = result.get("components", {}).get("schemas", {})
     error = schemas.get("Error")
     if error is not None:
         error["properties"]["code"]["enum"] = error_codes()
+    renames = dict(_ENUM_RENAMES)
+    for name in schemas:
+        found = _EVENT_TYPE_ENUM.fullmatch(name)
+        if found:
+            renames[name] = f"{found['event']}TypeEnum"
+    _rename_components(result, renames)
+    _strict_nullables(result)
     paths = result.get("paths", {})
     result["paths"] = dict(sorted(paths.items(), key=lambda item: _path_rank(item[0])))
     return result

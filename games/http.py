@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -17,6 +18,11 @@ from games.errors import MatchPrivateError
 
 # What a read may answer.
 READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
+
+# A deal's id in a URL. The routes take any text there (games/urls.py), so that an id that
+# cannot be one (``abc``, ``-1``) is ``deal_not_found`` like one that names no deal
+# (games.matches.selectors.deal_get), not the generic ``not_found`` of an unknown URL.
+DEAL_ID = OpenApiParameter("deal_id", int, OpenApiParameter.PATH, description="The deal's id.")
 
 
 def query_params(request: Request, *, keep_format: bool = False) -> dict[str, Any]:

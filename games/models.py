@@ -50,6 +50,20 @@ class OnTimeout(models.TextChoices):
     FORFEIT = "forfeit", "The absent side loses"
 
 
+class MatchEventKind(models.TextChoices):
+    """Every kind of ``MatchEvent`` (games.clocks.services.event_add refuses any other): the
+    event log (``GET /matches/{id}/events``) answers each as an event of that ``type``, and
+    the schema's ``Event`` lists each (games.matches.serializers)."""
+
+    SEAT_TIMED_OUT = "seat_timed_out", "A seat's deadline passed"
+    SEAT_TAKEN_BY_BOT = "seat_taken_by_bot", "The timeout bot holds a seat"
+    SEAT_RETURNED = "seat_returned", "A person plays their seat again"
+    INVITATION_DECLINED = "invitation_declined", "An invitation was declined"
+    SEAT_LEFT = "seat_left", "A person left a waiting match"
+    MATCH_EXPIRED = "match_expired", "Nobody joined in time"
+    REMATCH_PROPOSED = "rematch_proposed", "A rematch was proposed"
+
+
 class Match(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     players = models.PositiveSmallIntegerField(choices=[(2, "2 players"), (4, "4 players")])

@@ -31,7 +31,7 @@ urlpatterns = [
     ),
     path("matches/<str:match_id>/stream", live_apis.MatchStreamApi.as_view(), name="match-stream"),
     path("stream", live_apis.AccountStreamApi.as_view(), name="account-stream"),
-    path("deals/<int:deal_id>", apis.DealRecordApi.as_view(), name="deal-detail"),
+    path("deals/<str:deal_id>", apis.DealRecordApi.as_view(), name="deal-detail"),
     path("players/<str:username>", player_apis.PlayerDetailApi.as_view(), name="player-detail"),
     path(
         "players/<str:username>/rating-history",
@@ -44,9 +44,9 @@ urlpatterns = [
         name="player-matches",
     ),
     path("leaderboard", player_apis.LeaderboardApi.as_view(), name="leaderboard"),
-    path("deals/<int:deal_id>/replay", DealReplayApi.as_view(), name="deal-replay"),
-    path("deals/<int:deal_id>/verify", DealVerifyApi.as_view(), name="deal-verify"),
-    path("deals/<int:deal_id>/export", DealExportApi.as_view(), name="deal-export"),
+    path("deals/<str:deal_id>/replay", DealReplayApi.as_view(), name="deal-replay"),
+    path("deals/<str:deal_id>/verify", DealVerifyApi.as_view(), name="deal-verify"),
+    path("deals/<str:deal_id>/export", DealExportApi.as_view(), name="deal-export"),
     path("matches/<str:match_id>/export", MatchExportApi.as_view(), name="match-export"),
     path("records/check", RecordCheckApi.as_view(), name="records-check"),
 ]

@@ -64,6 +64,7 @@ from games.models import (
     EndReason,
     Match,
     MatchEvent,
+    MatchEventKind,
     MatchStatus,
     Move,
     OnTimeout,
@@ -322,10 +323,11 @@ def timeout_send(match_id: Any) -> bool:
 
 def event_add(match: Match, kind: str, /, *, at_turn: bool = True, **data: Any) -> None:
     """Append one of the match's events (placed at the current turn, or with
-    ``at_turn=False`` before the first deal / after the match's end)."""
+    ``at_turn=False`` before the first deal / after the match's end). ``kind`` is one of
+    ``MatchEventKind`` (a ValueError otherwise: the schema lists only those)."""
     MatchEvent.objects.create(
         match=match,
-        kind=kind,
+        kind=MatchEventKind(kind).value,
         deal=match.to_move_deal if at_turn else None,
         ply=match.to_move_ply if at_turn else None,
         after_end=match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED) and not at_turn,

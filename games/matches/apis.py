@@ -19,7 +19,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games.clocks import services as clocks
-from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.http import DEAL_ID, READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.matches import selectors, services, snapshots
 from games.matches.serializers import (
     DealRecordOutput,
@@ -152,7 +152,8 @@ class MatchDetailApi(APIView):
                 "If-None-Match",
                 str,
                 OpenApiParameter.HEADER,
-                description="The `ETag` of the last detail you read.",
+                description="The `ETag` of the last detail you read (`*`: any; 304 if the "
+                "match exists and you may see it).",
             )
         ],
         responses={
@@ -162,6 +163,17 @@ class MatchDetailApi(APIView):
         },
     )
     def get(self, request: Request, match_id: str) -> Response:
+        response = self._get(request, match_id)
+        if response.status_code == status.HTTP_200_OK and "*" in _if_none_match_raw(request):
+            # `*` matches any current representation (RFC 9110, 13.1.2): one the viewer
+            # may see, so only once the detail was built (a stranger still gets 403).
+            not_modified = Response(status=status.HTTP_304_NOT_MODIFIED)
+            not_modified["ETag"] = response["ETag"]
+            patch_vary_headers(not_modified, ["Authorization"])
+            return not_modified
+        return response
+
+    def _get(self, request: Request, match_id: str) -> Response:
         found = selectors.match_version(match_id=match_id)  # one small query
         if found is not None:
             pk, version = found
@@ -177,10 +189,14 @@ class MatchDetailApi(APIView):
         return _detail(request, match_id)
 
 
+def _if_none_match_raw(request: Request) -> set[str]:
+    header = request.headers.get("If-None-Match", "")
+    return {tag.strip() for tag in header.split(",") if tag.strip()}
+
+
 def _if_none_match(request: Request) -> set[str]:
     """The entity tags of an ``If-None-Match`` header (weak comparison: W/ dropped)."""
-    header = request.headers.get("If-None-Match", "")
-    return {f"W/{tag.strip().removeprefix('W/')}" for tag in header.split(",") if tag.strip()}
+    return {f"W/{tag.removeprefix('W/')}" for tag in _if_none_match_raw(request) if tag != "*"}
 
 
 class MatchJoinApi(APIView):
@@ -293,6 +309,7 @@ class MatchEventsApi(APIView):
 
 class DealRecordApi(OpenToPublicDealsApi):
     @extend_schema(
+        parameters=[DEAL_ID],
         operation_id="deals_retrieve",
         tags=["deals"],
         summary="A finished deal's full record (seed, deck, moves, tricks, draws, points)",
@@ -302,6 +319,6 @@ class DealRecordApi(OpenToPublicDealsApi):
         ),
         responses={200: DealRecordOutput, **READ_ERRORS},
     )
-    def get(self, request: Request, deal_id: int) -> Response:
+    def get(self, request: Request, deal_id: str) -> Response:
         deal = selectors.deal_get(deal_id=deal_id)
         return Response(selectors.deal_record_for_user(deal=deal, user=request.user))

@@ -72,9 +72,14 @@ def match_get(*, match_id: Any, for_update: bool = False) -> Match:
 
 
 def deal_get(*, deal_id: Any) -> Deal:
+    """The deal, or DealNotFoundError; ``deal_id`` as a URL gives it (any text: ``abc`` or
+    ``-1`` names no deal, as a number of no deal does)."""
+    text = str(deal_id)
+    if not (text.isascii() and text.isdigit() and len(text) <= 18):
+        raise DealNotFoundError()
     try:
-        return Deal.objects.select_related("match").get(id=deal_id)
-    except (Deal.DoesNotExist, ValueError):
+        return Deal.objects.select_related("match").get(id=int(text))
+    except Deal.DoesNotExist:
         raise DealNotFoundError() from None
 
 

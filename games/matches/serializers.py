@@ -6,30 +6,24 @@ from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
-from rest_framework.exceptions import ErrorDetail
 
+from briscola_service.serializers import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from games import rules
 from games.matches.services import SeatSpec
-from games.models import DealStatus, EndReason, MatchFormat, MatchStatus
-
-
-class StrictSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    """Rejects fields it does not know, so a typo is an error, not a silent default."""
-
-    # The schema says so too: additionalProperties false (briscola_service.openapi).
-    rejects_unknown_fields = True
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {
-                        name: [ErrorDetail("Unknown field.", code="unknown_field")]
-                        for name in unknown
-                    }
-                )
-        return super().to_internal_value(data)
+from games.models import (
+    DealStatus,
+    EndReason,
+    MatchEventKind,
+    MatchFormat,
+    MatchStatus,
+    OnTimeout,
+)
 
 
 @extend_schema_field(
@@ -76,17 +70,6 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
         return "open" if value.kind == "open" else {value.kind: value.value}
 
 
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer only: DRF's IntegerField would take "1", 1.0 or true as 1."""
-
-    default_error_messages = {"invalid": "A whole number is required (a JSON integer)."}
-
-    def to_internal_value(self, data: Any) -> int:
-        if type(data) is not int:
-            self.fail("invalid")
-        return int(super().to_internal_value(data))
-
-
 @extend_schema_field(
     {
         "oneOf": [
@@ -112,29 +95,41 @@ class TimeControlField(serializers.JSONField):
     """``{"per_move_seconds": 5..600}`` (live) or ``{"per_move_hours": 1..168}``."""
 
 
+# Taken as any JSON and checked by games.clocks (400 invalid_time_control), so every bad
+# value gets that code; the schema says what is valid.
+@extend_schema_field({"type": "string", "enum": [*OnTimeout.values, None], "nullable": True})
+class OnTimeoutField(serializers.JSONField):
+    """``"forfeit"``, ``"bot"`` or null (forfeit)."""
+
+
+@extend_schema_field({"type": "string", "nullable": True, "example": "greedy"})
+class TimeoutBotField(serializers.JSONField):
+    """A bot level or null (greedy)."""
+
+
 class MatchOptionsSerializer(StrictSerializer):
-    partners_last_hand = serializers.BooleanField(default=True)
+    partners_last_hand = StrictBooleanField(default=True)
 
 
 class MatchCreateInput(StrictSerializer):
-    players = serializers.ChoiceField(choices=[2, 4])
-    format = serializers.ChoiceField(choices=MatchFormat.choices, default=MatchFormat.SINGLE)
+    players = StrictChoiceField(choices=[2, 4])
+    format = StrictChoiceField(choices=MatchFormat.choices, default=MatchFormat.SINGLE)
     seats = serializers.ListField(
         child=SeatSpecField(),
         max_length=4,
         help_text="Seats 1 onwards; or every seat, all bots, for an exhibition (admins only).",
     )
-    public = serializers.BooleanField(default=False)
-    rated = serializers.BooleanField(default=False)
+    public = StrictBooleanField(default=False)
+    rated = StrictBooleanField(default=False)
     options = MatchOptionsSerializer(required=False)
     # Checked by games.clocks (400 invalid_time_control), so every bad value gets that code.
     time_control = TimeControlField(required=False, allow_null=True)
-    on_timeout = serializers.JSONField(
+    on_timeout = OnTimeoutField(
         required=False,
         allow_null=True,
         help_text='`"forfeit"` (default, or null: the absent side loses) or `"bot"`.',
     )
-    timeout_bot = serializers.JSONField(
+    timeout_bot = TimeoutBotField(
         required=False,
         allow_null=True,
         help_text="The level of the bot that plays for an absent seat (null: greedy).",
@@ -150,15 +145,6 @@ class MatchJoinInput(StrictSerializer):
     )
 
 
-class StrictCharField(serializers.CharField):
-    """A JSON string only: DRF's CharField would turn the number 5 into "5"."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
-
-
 class MoveInput(StrictSerializer):
     card = StrictCharField(max_length=8, help_text="A card code such as 'Ad' or '3b'.")
     ply = StrictIntegerField(
@@ -166,7 +152,7 @@ class MoveInput(StrictSerializer):
         max_value=39,
         help_text="The deal's `ply` (cards played so far) you saw: a JSON integer.",
     )
-    deal = serializers.IntegerField(
+    deal = StrictIntegerField(
         min_value=1,
         max_value=2**63 - 1,
         required=False,
@@ -187,7 +173,7 @@ class MatchListFilters(StrictSerializer):
 
 
 class DeclineInput(StrictSerializer):
-    reason = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    reason = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
 
 
 class EventsFilter(StrictSerializer):
@@ -497,7 +483,85 @@ def _match_event_types() -> dict[str, type]:
             },
         ),
     }
+    types.update(clock_event_fields())
     return {name: _event(name, doc, fields) for name, (doc, fields) in types.items()}
+
+
+def clock_event_fields() -> dict[str, tuple[str, dict[str, Any]]]:
+    """The match's own events (``MatchEventKind``, recorded by games.clocks.services), as
+    the event log answers them: each with its data, and ``deal``/``ply`` when it happened
+    during a deal (before the card at ``ply``)."""
+
+    def placed() -> dict[str, Any]:
+        return {
+            "deal": serializers.IntegerField(
+                required=False, help_text="The deal it happened in; absent outside a deal."
+            ),
+            "ply": serializers.IntegerField(
+                required=False, help_text="It happened before the card at this ply."
+            ),
+        }
+
+    def seat() -> serializers.IntegerField:
+        return serializers.IntegerField(help_text="The seat's number.")
+
+    fields: dict[str, tuple[str, dict[str, Any]]] = {
+        MatchEventKind.SEAT_TIMED_OUT: (
+            "A seat's deadline passed.",
+            {
+                "seat": seat(),
+                "action": serializers.ChoiceField(
+                    choices=["abort", "forfeit", "bot"],
+                    help_text="`abort`: the match was called off (no card played yet); "
+                    "`forfeit`: that side lost; `bot`: the timeout bot played the card.",
+                ),
+                **placed(),
+            },
+        ),
+        MatchEventKind.SEAT_TAKEN_BY_BOT: (
+            "After timeouts in a row, the timeout bot holds the seat until its person returns.",
+            {
+                "seat": seat(),
+                "bot": serializers.CharField(help_text="The timeout bot's level."),
+                **placed(),
+            },
+        ),
+        MatchEventKind.SEAT_RETURNED: (
+            "The person of a seat marked away plays it again.",
+            {
+                "seat": seat(),
+                "by": serializers.ChoiceField(
+                    choices=["move", "return"],
+                    help_text="`move`: they played a card; `return`: `POST .../return`.",
+                ),
+                **placed(),
+            },
+        ),
+        MatchEventKind.INVITATION_DECLINED: (
+            "An invited person declined: the match was called off.",
+            {
+                "seat": seat(),
+                "user": serializers.CharField(help_text="Who declined."),
+                "reason": serializers.CharField(
+                    allow_blank=True, help_text="Their reason; empty if none was given."
+                ),
+            },
+        ),
+        MatchEventKind.SEAT_LEFT: (
+            "A person left the waiting match: the seat is free again.",
+            {"seat": seat(), "user": serializers.CharField(help_text="Who left.")},
+        ),
+        MatchEventKind.MATCH_EXPIRED: ("Nobody joined in time: the match was called off.", {}),
+        MatchEventKind.REMATCH_PROPOSED: (
+            "A rematch of this match was proposed.",
+            {
+                "match": serializers.UUIDField(help_text="The rematch's id."),
+                "by": serializers.CharField(help_text="Who proposed it."),
+            },
+        ),
+    }
+    assert set(fields) == set(MatchEventKind.values), "every event kind has its schema"
+    return {str(name): value for name, value in fields.items()}
 
 
 EVENT_TYPES = _match_event_types()

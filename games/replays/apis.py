@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from briscola_service.exceptions import ErrorSerializer
 from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
 from games import rules
-from games.http import READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.http import DEAL_ID, READ_ERRORS, OpenToPublicDealsApi, query_params
 from games.matches import selectors
 from games.matches.serializers import DealRecordBody, StrictSerializer
 from games.replays import selectors as replays
@@ -87,6 +87,7 @@ class DealReplayApi(OpenToPublicDealsApi):
             "403. Administrators may see anything at any time."
         ),
         parameters=[
+            DEAL_ID,
             OpenApiParameter(
                 "ply",
                 {"type": "integer", "minimum": 0, "maximum": 40},
@@ -100,7 +101,7 @@ class DealReplayApi(OpenToPublicDealsApi):
         ],
         responses={200: ReplayOutput, **READ_ERRORS},
     )
-    def get(self, request: Request, deal_id: int) -> Response:
+    def get(self, request: Request, deal_id: str) -> Response:
         query = ReplayQuery(data=query_params(request))
         query.is_valid(raise_exception=True)
         deal = selectors.deal_get(deal_id=deal_id)
@@ -116,6 +117,7 @@ class DealReplayApi(OpenToPublicDealsApi):
 
 class DealVerifyApi(OpenToPublicDealsApi):
     @extend_schema(
+        parameters=[DEAL_ID],
         operation_id="deals_verify",
         tags=["replays"],
         summary="Check a finished deal: seed vs commitment, deck, moves vs recorded result",
@@ -128,7 +130,7 @@ class DealVerifyApi(OpenToPublicDealsApi):
         ),
         responses={200: VerifyOutput, **READ_ERRORS},
     )
-    def get(self, request: Request, deal_id: int) -> Response:
+    def get(self, request: Request, deal_id: str) -> Response:
         deal = selectors.deal_get(deal_id=deal_id)
         return Response(replays.deal_verify_for_user(deal=deal, user=request.user))
 
@@ -153,10 +155,10 @@ class DealExportApi(OpenToPublicDealsApi):
             "offline. `format=text`: a header (players, dealer, briscola, seed, "
             "commitment, result), then one line per trick, e.g. `7. Ad 3d  winner S0 +21`."
         ),
-        parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
+        parameters=[DEAL_ID, OpenApiParameter("format", str, enum=["json", "text"])],
         responses=DEAL_EXPORT_RESPONSES,
     )
-    def get(self, request: Request, deal_id: int) -> Any:
+    def get(self, request: Request, deal_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
         deal = selectors.deal_get(deal_id=deal_id)

@@ -151,3 +151,49 @@ def test_a_bot_account_cannot_sign_in_even_with_a_password_or_token(
     browser.force_login(bot)  # a session made before the rule: refused on its next request
     assert browser.get("/api/v1/auth/me").status_code in (401, 403)
     assert browser.get("/admin/").status_code == 302
+
+
+def test_auth_bodies_refuse_unknown_fields_as_the_match_bodies_do(api_client: APIClient) -> None:
+    """A typo is an error, not a silent default (``unknown_field``, as matches and moves)."""
+    body = {"username": "alice", "password": "a-long-password-1"}
+    refused = assert_error(
+        api_client.post(REGISTER, {**body, "is_bot": True}, format="json"), 400, "invalid_input"
+    )
+    assert refused["details"] == {
+        "is_bot": [{"code": "unknown_field", "message": "Unknown field."}]
+    }
+    token = register(api_client, "alice").json()["token"]
+    refused = assert_error(
+        api_client.post(TOKEN, {**body, "remember": True}, format="json"), 400, "invalid_input"
+    )
+    assert set(refused["details"]) == {"remember"}
+    refused = assert_error(
+        with_token(token).post(
+            "/api/v1/auth/tokens", {"name": "bot", "scope": ["play"]}, format="json"
+        ),
+        400,
+        "invalid_input",
+    )
+    assert refused["details"]["scope"][0]["code"] == "unknown_field"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("bot", "yes"), ("bot", 1), ("username", 12345), ("password", 12345678901234)],
+)
+def test_register_takes_json_types_only(api_client: APIClient, field: str, value: Any) -> None:
+    body = {"username": "alice", "password": "a-long-password-1", field: value}
+    refused = assert_error(api_client.post(REGISTER, body, format="json"), 400, "invalid_input")
+    assert [e["code"] for e in refused["details"][field]] == ["invalid"]
+    assert not register(api_client, "bob").json().get("code")  # a well-typed body is fine
+
+
+def test_personal_token_bodies_take_json_types_only(api_client: APIClient) -> None:
+    token = register(api_client, "alice").json()["token"]
+    for body, field in [({"name": 5}, "name"), ({"name": "x", "scopes": [1]}, "scopes[0]")]:
+        refused = assert_error(
+            with_token(token).post("/api/v1/auth/tokens", body, format="json"),
+            400,
+            "invalid_input",
+        )
+        assert [e["code"] for e in refused["details"][field]] == ["invalid"], refused

@@ -201,3 +201,39 @@ def test_bad_token_is_401_authentication_failed(
     body = {"players": 2, "seats": [{"bot": "greedy"}]}
     expect_error(api_client.post(URL, body, format="json"), 401, "authentication_failed")
     assert not Match.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"players": "2"}, "players"),
+        ({"players": 2.0}, "players"),
+        ({"format": 1}, "format"),
+        ({"public": "yes"}, "public"),
+        ({"public": 1}, "public"),
+        ({"rated": "true"}, "rated"),
+        ({"options": {"partners_last_hand": "no"}}, "options.partners_last_hand"),
+    ],
+)
+def test_a_body_takes_json_types_only(
+    player: Callable[..., Player], extra: dict[str, Any], field: str
+) -> None:
+    """``"2"`` is not 2 and ``"yes"`` not true: each refused with the field code
+    ``invalid``, as a ``ply`` of ``"2"`` is, and no match is made."""
+    alice = player("alice")
+    body = {"players": 2, "seats": [{"bot": "greedy"}], **extra}
+    error = alice.error("post", URL, body, 400, "invalid_input")
+    assert [e["code"] for e in error["details"][field]] == ["invalid"], error
+    assert not Match.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_move_names_its_deal_with_a_json_integer(player: Callable[..., Player]) -> None:
+    alice = player("alice")
+    match_id = alice.create()["id"]
+    view = alice.detail(match_id)["current_deal"]
+    body = {"card": view["legal"][0], "ply": view["ply"], "deal": str(view["id"])}
+    error = alice.error("post", f"{URL}/{match_id}/moves", body, 400, "invalid_input")
+    assert [e["code"] for e in error["details"]["deal"]] == ["invalid"]
+    alice.move_in_deal(match_id, view["legal"][0], view["ply"], view["id"])

@@ -92,4 +92,6 @@ def test_unknown_deal_is_404(player: Callable[..., Player]) -> None:
     alice = player("alice")
     alice.error("get", f"{DEALS}/987654", None, 404, "deal_not_found")
     alice.error("get", f"{DEALS}/0", None, 404, "deal_not_found")
-    alice.error("get", f"{DEALS}/abc", None, 404, "not_found")
+    # An id that cannot be one names no deal either (not the generic not_found).
+    alice.error("get", f"{DEALS}/abc", None, 404, "deal_not_found")
+    alice.error("get", f"{DEALS}/-1", None, 404, "deal_not_found")

@@ -136,3 +136,19 @@ def test_a_move_answers_the_tag_of_the_detail_it_returns(player: Callable[..., P
         if response.json()["status"] != "active":
             break
     assert tagged >= 80  # every move, across two deals or more
+
+
+def test_if_none_match_star_is_304_for_a_match_you_may_see(player: Callable[..., Player]) -> None:
+    """``*`` matches any current representation (RFC 9110): 304 with the tag; a match
+    that does not exist, or that the viewer may not see, answers as without it."""
+    alice, bob, carol = player(), player(), player()
+    match_id = alice.create(seats=[{"user": bob.name}])["id"]
+    etag = tag_of(alice, match_id)
+    for sent in ("*", ' "other", * '):
+        response = conditional(alice, match_id, sent)
+        assert response.status_code == 304, (sent, response.status_code)
+        assert response.content == b"" and response["ETag"] == etag
+    response = conditional(carol, match_id, "*")
+    assert response.status_code == 403 and response.json()["code"] == "match_private"
+    response = conditional(alice, "00000000-0000-0000-0000-000000000000", "*")
+    assert response.status_code == 404 and response.json()["code"] == "match_not_found"
