@@ -773,6 +773,7 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
         budget_ms=settings.BOT_THINK_MS,
     )
     metrics.BOT_THINK_SECONDS.labels(bot.bot_level).observe(time.perf_counter() - thinking)
+    _bot_think_padded(bot.bot_level, thinking)
     try:
         move_play(
             match_id=deal.match_id,
@@ -788,6 +789,19 @@ def bot_move_play(*, deal_id: int, ply: int) -> bool:
     logger.info("bot %s played deal %s ply %s", bot, deal.pk, ply)
     _bot_reply_observe(deal, ply, bot.bot_level)
     return True
+
+
+def _bot_think_padded(level: str, started: float) -> None:
+    """A searching level's card is played no sooner than ``BOT_THINK_MS`` after it began
+    to think. Its search may end early (every guess of the hidden cards scored, or an
+    easy one), and how early depends on its own cards: an opponent timing the replies
+    would learn something of a hand it may not see. Padded, every reply takes the budget
+    (and over it, when a search overran, which the hard limit keeps rare and small)."""
+    if level not in settings.BOT_SLOW_LEVELS:
+        return  # the others take a millisecond or two, whatever their cards
+    left = settings.BOT_THINK_MS / 1000 - (time.perf_counter() - started)
+    if left > 0:
+        time.sleep(left)
 
 
 def _bot_reply_observe(deal: Deal, ply: int, level: str) -> None:

@@ -147,3 +147,38 @@ def test_bot_decisions_are_reproducible_on_the_server(
         assert made["seed"] == services.bot_decision_seed(deal=deal, ply=view.ply)
         again = choose_card(made["level"], view, seed=made["seed"])
         assert again == made["card"]
+
+
+def test_a_searching_bot_takes_its_whole_budget_whatever_its_cards(
+    player: Callable[..., Player], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Timing is a channel too: the expert's search may end early (every guess scored),
+    and how early depends on its own hand. Each of its cards is played only once its
+    budget has passed since it began to think (the wait asked of ``time.sleep`` makes up
+    the rest); the levels that do not search are not held back."""
+    settings.BOT_THINK_MS = 250
+    waits: list[float] = []
+    monkeypatch.setattr(services.time, "sleep", waits.append)
+    thought: list[float] = []
+    choose = services.choose_card
+
+    def timed(level: str, view: Any, **options: Any) -> Any:
+        started = services.time.perf_counter()
+        card = choose(level, view, **options)
+        thought.append(services.time.perf_counter() - started)
+        return card
+
+    monkeypatch.setattr(services, "choose_card", timed)
+    alice = player("alice")
+    expert = alice.create(players=2, format="single", seats=[{"bot": "expert"}])
+    for _ in range(3):
+        alice.play_first_legal(expert["id"])
+    assert len(waits) == len(thought) >= 3
+    for wait, spent in zip(waits, thought, strict=True):
+        assert 0 < wait <= 0.25
+        assert wait + spent == pytest.approx(0.25, abs=0.02)  # the rest of the budget
+    waits.clear()
+    greedy = alice.create(players=2, format="single", seats=[{"bot": "greedy"}])
+    for _ in range(3):
+        alice.play_first_legal(greedy["id"])
+    assert waits == []
