@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from briscola_service import throttling
+from games.errors import MatchNotFoundError
 from games.matches import selectors
 from games.play.forms import SignInForm, SignUpForm
 from games.play.strings import table_strings
@@ -72,6 +73,15 @@ def _stream_url(match_id: uuid.UUID) -> str:
         return ""
 
 
+def _account_stream_url() -> str:
+    """The account's stream (GET /api/v1/stream), which the lobby listens to; empty when
+    the service has no such route, and the lobby reads its lists now and then instead."""
+    try:
+        return reverse("account-stream")
+    except NoReverseMatch:
+        return ""
+
+
 def _base_context() -> dict[str, Any]:
     return {"strings": table_strings()}
 
@@ -89,13 +99,26 @@ def lobby_levels() -> list[tuple[str, str]]:
 @login_required
 def lobby_page(request: HttpRequest) -> HttpResponse:
     return render(
-        request, "games/play/lobby.html", {**_base_context(), "bot_levels": lobby_levels()}
+        request,
+        "games/play/lobby.html",
+        {**_base_context(), "bot_levels": lobby_levels(), "stream_url": _account_stream_url()},
     )
+
+
+def _existing_match(match_id: uuid.UUID) -> Any:
+    """The match, or a 404 page (the site's, templates/404.html) for an id that names none."""
+    try:
+        return selectors.match_get(match_id=match_id)
+    except MatchNotFoundError:
+        raise Http404(_("No such match.")) from None
 
 
 @require_GET
 @login_required
 def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
+    # Whether the viewer may see the match is the API's to say (the table asks it); only
+    # an id that names no match at all is answered here, with a 404 page.
+    _existing_match(match_id)
     return render(
         request,
         "games/play/table.html",
@@ -111,10 +134,26 @@ def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
     )
 
 
+@require_GET
+@login_required
+def match_replay_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
+    """``/play/<match id>/replay/`` (the lobby's "Replay"): the replay page of the match's
+    first deal, which links to the others; a 404 page for a match that is none of the
+    viewer's business (as the API's list would not show it) or has no deal yet."""
+    match = _existing_match(match_id)
+    if not selectors.match_visible_to(match, selectors.match_seats(match), request.user):
+        raise Http404(_("No such match."))
+    first = match.deals.order_by("number").values_list("pk", flat=True).first()
+    if first is None:
+        raise Http404(_("No deal of this match has been dealt."))
+    return redirect("replay-page", deal_id=first)
+
+
 urlpatterns = [
     path("", lobby_page, name="play-lobby"),
     path("signup/", signup_page, name="play-signup"),
     path("signin/", SignInView.as_view(), name="play-signin"),
     path("signout/", auth_views.LogoutView.as_view(), name="play-signout"),
     path("<uuid:match_id>/", table_page, name="play-table"),
+    path("<uuid:match_id>/replay/", match_replay_page, name="play-match-replay"),
 ]

@@ -1127,6 +1127,26 @@ ROWS: list[Row] = [
     *table(
         "GET", "/play/{match}/", "active", via="session", **everyone(HTML_OK, anonymous=TO_SIGN_IN)
     ),
+    # The lobby's "Replay": to the first deal's replay page for whoever may see the match,
+    # the site's 404 for anyone else (as the API's match list would not show it).
+    *table(
+        "GET",
+        "/play/{match}/replay/",
+        "active",
+        via="session",
+        anonymous=TO_SIGN_IN,
+        stranger=Expect(404),
+        player=Expect(302),
+        opponent=Expect(302),
+        admin=Expect(302),
+    ),
+    *table(
+        "GET",
+        "/play/{match}/replay/",
+        "active_public",
+        via="session",
+        **everyone(Expect(302), anonymous=TO_SIGN_IN),
+    ),
     *table("GET", "/play/signup/", "-", via="session", **everyone(TO_LOBBY, anonymous=HTML_OK)),
     *table("GET", "/play/signin/", "-", via="session", **everyone(TO_LOBBY, anonymous=HTML_OK)),
     # Signing in takes people only (a bot's account cannot), as the API's token does.

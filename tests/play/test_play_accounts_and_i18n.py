@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import User
+from games.matches.services import SeatSpec, match_create
 from games.play.strings import card_names
 
 LOCALE = Path(__file__).parents[2] / "games" / "locale" / "it" / "LC_MESSAGES"
@@ -73,15 +74,20 @@ def test_sign_in_and_out(user_factory: Callable[..., User], fast_password_hashin
 
 @pytest.mark.django_db
 def test_the_table_is_a_shell_the_api_fills(user_factory: Callable[..., User]) -> None:
-    """The page reads no match: an unknown id gets the same page, and the API says 404."""
+    """The page shows nothing of the match itself: the table reads it from the API (which
+    says what the viewer may see). Only an id that names no match gets the site's 404."""
+    erin, frank = user_factory(username="erin"), user_factory(username="frank")
+    match = match_create(creator=frank, players=2, format="single", seats=[SeatSpec("open")])
     client = Client()
-    client.force_login(user_factory(username="erin"))
-    match_id = "00000000-0000-4000-8000-000000000000"
-    page = client.get(f"/play/{match_id}/").content.decode()
-    assert f'data-api="/api/v1/matches/{match_id}"' in page
+    client.force_login(erin)
+    page = client.get(f"/play/{match.pk}/").content.decode()
+    assert f'data-api="/api/v1/matches/{match.pk}"' in page
     # The stream route exists: the table waits on it (and polls if it fails).
-    assert f'data-stream="/api/v1/matches/{match_id}/stream"' in page
-    assert client.get(f"/api/v1/matches/{match_id}").status_code == 404
+    assert f'data-stream="/api/v1/matches/{match.pk}/stream"' in page
+    unknown = "00000000-0000-4000-8000-000000000000"
+    assert client.get(f"/api/v1/matches/{unknown}").status_code == 404
+    missing = client.get(f"/play/{unknown}/")
+    assert missing.status_code == 404 and "Back to the lobby" in missing.content.decode()
     assert client.get("/play/not-a-uuid/").status_code == 404
 
 

@@ -59,9 +59,47 @@
     return info && info.user ? info.user : T.open_seat;
   }
 
+  // The viewer's own seat when they play in the match, else null (a spectator).
+  const mine = () => (root.dataset.yourSeat === "" ? null : Number(root.dataset.yourSeat));
+
+  // A side as the table says it: to a player "You" (or "Your team") and the other's name
+  // (or "Their team"); to a spectator the players' names.
+  function sideName(data, team) {
+    const me = mine();
+    if (me !== null) {
+      if (team === me % 2) return players === 2 ? T.you_side : T.your_team;
+      return players === 2 ? seatName(data, 1 - me) : T.their_team;
+    }
+    return players === 2 ? seatName(data, team) : seatName(data, team) + " & " + seatName(data, team + 2);
+  }
+
+  // Who won the deal, "You win 70-50", "bob wins 70-50", "Your team wins 70-50".
+  function wonText(data, team, points) {
+    const values = { points: points[team], other: points[1 - team] };
+    const me = mine();
+    if (me !== null) {
+      if (team === me % 2) return fmt(players === 2 ? T.won.you : T.won.your_team, values);
+      return players === 2 ? fmt(T.won.name, { ...values, name: seatName(data, 1 - me) }) : fmt(T.won.their_team, values);
+    }
+    return players === 2
+      ? fmt(T.won.name, { ...values, name: seatName(data, team) })
+      : fmt(T.won.pair, { ...values, names: sideName(data, team) });
+  }
+
+  // A seat's role, as the table's badges say it: you, partner, opponent; to a spectator
+  // of four, whom the seat plays with.
+  function roleOf(data, s) {
+    const me = mine();
+    if (me !== null) {
+      if (s === me) return T.you;
+      return players === 4 && s % 2 === me % 2 ? T.partner : T.opponent;
+    }
+    return players === 4 ? fmt(T.with_partner, { name: seatName(data, (s + 2) % 4) }) : "";
+  }
+
   // One line of the log, the cards by name in the page's language.
   function describe(step, data) {
-    const seat = (s) => fmt(T.seat, { n: s, name: seatName(data, s) });
+    const seat = (s) => seatName(data, s);
     const L = T.log;
     switch (step.type) {
       case "deal_started": return fmt(L.deal_started, { seat: seat(step.dealer), card: cardName(step.briscola) });
@@ -69,7 +107,8 @@
         return step.cards
           ? fmt(L.hand_dealt, { seat: seat(step.seat), cards: step.cards.map(cardName).join(", ") })
           : fmt(L.hand_dealt_hidden, { seat: seat(step.seat) });
-      case "card_played": return fmt(L.card_played, { ply: step.ply, seat: seat(step.seat), card: cardName(step.card) });
+      // Numbered as the move counter counts: the first card is move 1.
+      case "card_played": return fmt(L.card_played, { n: step.ply + 1, seat: seat(step.seat), card: cardName(step.card) });
       case "trick_won": return fmt(L.trick_won, { seat: seat(step.winner), n: step.trick + 1, points: step.points });
       case "card_drawn":
         if (!step.card) return fmt(L.card_drawn_hidden, { seat: seat(step.seat) });
@@ -77,7 +116,7 @@
       case "deal_ended":
         return step.winner === null
           ? fmt(L.deal_ended_drawn, { points: step.points.join("-") })
-          : fmt(L.deal_ended, { points: step.points.join("-"), team: step.winner });
+          : fmt(L.deal_ended, { result: wonText(data, step.winner, step.points) });
       default: return step.type;
     }
   }
@@ -107,8 +146,8 @@
       el.dataset.seat = s;
       const title = document.createElement("div");
       title.className = "name";
-      title.textContent = fmt(T.seat, { n: s, name: seatName(data, s) });
-      const tags = [fmt(T.team, { n: s % 2 })];
+      title.textContent = seatName(data, s);
+      const tags = [roleOf(data, s)].filter(Boolean);
       if (pos.dealer === s) tags.push(T.dealer);
       if (pos.turn === s) tags.push(T.to_play);
       if (pos.briscola_holder === s) tags.push(T.holds_briscola);
@@ -126,7 +165,7 @@
       const gone = document.createElement("span");
       gone.className = "gone";
       gone.textContent = pos.briscola_holder !== null
-        ? fmt(T.briscola_held, { card: cardName(pos.briscola), seat: fmt(T.seat_short, { n: pos.briscola_holder }) })
+        ? fmt(T.briscola_held, { card: cardName(pos.briscola), seat: seatName(data, pos.briscola_holder) })
         : fmt(T.briscola_gone, { card: cardName(pos.briscola) });
       briscola.appendChild(gone);
     }
@@ -138,32 +177,36 @@
     pos.table.forEach((t) => {
       const wrap = document.createElement("div");
       wrap.className = "played";
-      wrap.append(card(t.card), document.createTextNode(fmt(T.seat_short, { n: t.seat })));
+      wrap.append(card(t.card), document.createTextNode(seatName(data, t.seat)));
       trick.appendChild(wrap);
     });
     const last = $("last-trick");
     last.replaceChildren();
     const lastTrick = pos.tricks.length ? pos.tricks[pos.tricks.length - 1] : null;
     $("last-trick-label").textContent = lastTrick
-      ? fmt(T.trick_of, { n: pos.tricks.length, seat: fmt(T.seat_short, { n: lastTrick.winner }), points: lastTrick.points })
+      ? fmt(T.trick_of, { n: pos.tricks.length, seat: seatName(data, lastTrick.winner), points: lastTrick.points })
       : T.last_trick;
     if (lastTrick) {
       lastTrick.cards.forEach((c, i) => {
         const wrap = document.createElement("div");
         wrap.className = "played" + (lastTrick.seats[i] === lastTrick.winner ? " winner" : "");
-        wrap.append(card(c), document.createTextNode(fmt(T.seat_short, { n: lastTrick.seats[i] })));
+        wrap.append(card(c), document.createTextNode(seatName(data, lastTrick.seats[i])));
         last.appendChild(wrap);
       });
     }
     $("points-0").textContent = pos.points[0];
     $("points-1").textContent = pos.points[1];
-    const short = (n) => fmt(T.seat_short, { n });
-    $("team-0-who").textContent = "(" + (players === 2 ? short(0) : short(0) + " " + short(2)) + ")";
-    $("team-1-who").textContent = "(" + (players === 2 ? short(1) : short(1) + " " + short(3)) + ")";
+    // Each side by the words the table uses; a player of four sees the names too.
+    [0, 1].forEach((team) => {
+      $("team-" + team + "-name").textContent = sideName(data, team);
+      $("team-" + team + "-who").textContent = players === 4 && mine() !== null
+        ? "(" + seatName(data, team) + ", " + seatName(data, team + 2) + ")"
+        : "";
+    });
     $("result").textContent = pos.over
       ? (pos.winner === null
         ? T.drawn
-        : fmt(T.won_by, { team: pos.winner, points: pos.points[pos.winner], other: pos.points[1 - pos.winner] }))
+        : wonText(data, pos.winner, pos.points))
       : (data.ply === data.plies && data.deal.status === "abandoned" ? T.abandoned : "");
     $("ply-label").textContent = fmt(T.move_of, { ply: data.ply, plies: data.plies });
     const slider = $("slider");

@@ -137,55 +137,131 @@ function empty(list) {
   list.appendChild(li);
 }
 
-async function loadOpen() {
+// A list is drawn again only when what it shows changed, and the focus stays on the same
+// match's control (a refresh must not take a button from under a finger or a keyboard).
+function redraw(list, key, fill) {
+  if (list.dataset.key === key) return false;
+  const focused = list.contains(document.activeElement) ? document.activeElement : null;
+  const where = focused && focused.closest("li[data-match]");
+  const again = where ? { match: where.dataset.match, role: focused.dataset.role || focused.tagName } : null;
+  list.replaceChildren();
+  fill();
+  list.dataset.key = key;
+  if (again) {
+    const row = list.querySelector('li[data-match="' + again.match + '"]');
+    const target = row && Array.from(row.querySelectorAll("a, button")).find((el) => (el.dataset.role || el.tagName) === again.role);
+    if (target) target.focus();
+  }
+  return true;
+}
+
+// One read at a time per list; a read asked for meanwhile follows the one under way.
+function serial(load) {
+  let running = null;
+  let again = false;
+  const run = async () => {
+    if (running) { again = true; return running; }
+    running = (async () => {
+      do { again = false; await load(); } while (again);
+    })();
+    try { await running; } finally { running = null; }
+  };
+  return run;
+}
+
+const loadOpen = serial(async () => {
   const list = $("open-list");
   try {
     const answer = await api(root.dataset.api + "?open=true&status=waiting");
-    list.replaceChildren();
     const rows = answer.data.results.filter((m) => !m.seats.some((s) => s.user === me && s.joined));
-    rows.forEach((match) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "primary";
-      button.textContent = T.join;
-      button.setAttribute("aria-label", T.join + ": " + opponents(match));
-      button.addEventListener("click", async () => {
-        button.disabled = true;
-        try {
-          await api(root.dataset.api + "/" + match.id + "/join", { method: "POST", body: {} });
-          location.assign(tableUrl(match.id));
-        } catch (error) {
-          showError(error);
-          button.disabled = false;
-        }
+    redraw(list, JSON.stringify(rows), () => {
+      rows.forEach((match) => {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "primary";
+        button.dataset.role = "join";
+        button.textContent = T.join;
+        button.setAttribute("aria-label", T.join + ": " + opponents(match));
+        button.addEventListener("click", async () => {
+          button.disabled = true;
+          try {
+            await api(root.dataset.api + "/" + match.id + "/join", { method: "POST", body: {} });
+            location.assign(tableUrl(match.id));
+          } catch (error) {
+            showError(error);
+            button.disabled = false;
+            loadOpen();
+          }
+        });
+        list.appendChild(item(match, button));
       });
-      list.appendChild(item(match, button));
+      if (!rows.length) empty(list);
     });
-    if (!rows.length) empty(list);
   } catch (error) {
-    showError(error);
+    if (list.getAttribute("aria-busy") !== "false") showError(error); // a refresh that fails says nothing
   }
   list.setAttribute("aria-busy", "false");
+});
+
+// "Cancel" on a table of one's own still waiting for players: the API's abort, once the
+// person confirms (as Resign asks at the table).
+function cancelButton(match) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "danger";
+  button.dataset.role = "cancel";
+  button.textContent = T.cancel;
+  button.setAttribute("aria-label", T.cancel + ": " + opponents(match));
+  button.addEventListener("click", async () => {
+    if (!window.confirm(T.cancel_confirm)) return;
+    button.disabled = true;
+    try {
+      await api(root.dataset.api + "/" + match.id + "/abort", { method: "POST" });
+    } catch (error) {
+      showError(error);
+      button.disabled = false;
+    }
+    loadMine();
+  });
+  return button;
+}
+
+// A finished match's deals on the replay page (its first deal; the page links the others).
+function replayLink(match) {
+  const a = document.createElement("a");
+  a.className = "replay";
+  a.dataset.role = "replay";
+  a.href = tableUrl(match.id) + "replay/";
+  a.textContent = T.replay_match;
+  a.setAttribute("aria-label", T.replay_match + ": " + opponents(match));
+  return a;
 }
 
 // My matches, newest first; for those being played, whose turn it is (the match's detail).
-async function loadMine() {
+const loadMine = serial(async () => {
   const list = $("my-list");
   try {
     const answer = await api(root.dataset.api + "?mine=true");
-    list.replaceChildren();
     const matches = answer.data.results;
-    matches.forEach((match) => {
-      const turn = document.createElement("span");
-      turn.className = "whose-turn";
-      const li = item(match, turn);
-      if (match.status === "finished" && match.winner !== null) {
-        const mine = match.seats.find((s) => s.user === me);
-        turn.textContent = mine ? (mine.team === match.winner ? T.won : T.lost) : "";
-      }
-      list.appendChild(li);
+    const drawn = redraw(list, JSON.stringify(matches), () => {
+      matches.forEach((match) => {
+        const turn = document.createElement("span");
+        turn.className = "whose-turn";
+        const li = item(match, turn);
+        if (match.status === "finished" && match.winner !== null) {
+          const mine = match.seats.find((s) => s.user === me);
+          turn.textContent = mine ? (mine.team === match.winner ? T.won : T.lost) : "";
+        }
+        if (match.status === "finished") {
+          li.classList.add("has-replay");
+          li.appendChild(replayLink(match));
+        }
+        if (match.status === "waiting" && match.created_by === me) li.replaceChild(cancelButton(match), turn);
+        list.appendChild(li);
+      });
+      if (!matches.length) empty(list);
     });
-    if (!matches.length) empty(list);
+    if (!drawn) return;
     await Promise.all(
       matches.filter((m) => m.status === "active").slice(0, 10).map(async (match) => {
         try {
@@ -201,10 +277,70 @@ async function loadMine() {
       })
     );
   } catch (error) {
-    showError(error);
+    if (list.getAttribute("aria-busy") !== "false") showError(error);
   }
   list.setAttribute("aria-busy", "false");
+});
+
+// --- keeping the lists current -------------------------------------------------------------
+//
+// My matches follow the account stream (GET /api/v1/stream, Server-Sent Events): its
+// first event, ``account``, lists the matches being played or waiting (invitations too),
+// and each change that concerns the account follows; the list is read again when they
+// change. Without a stream (no route, no EventSource, a stream that fails or never opens)
+// the list is read every MINE_EVERY_MS instead. Other people's open tables are on no
+// account's stream: that list is read every OPEN_EVERY_MS. Nothing is read while the page
+// is hidden; both are read when it shows again.
+const OPEN_EVERY_MS = 20000;
+const MINE_EVERY_MS = 15000;
+const OPEN_WAIT_MS = 10000; // a stream that has not opened by then is given up
+let mineTimer = null;
+let lastAccount = null;
+
+function pollMine() {
+  if (mineTimer) return;
+  mineTimer = setInterval(() => { if (!document.hidden) loadMine(); }, MINE_EVERY_MS);
+}
+
+function listen(url) {
+  let opened = false;
+  const source = new EventSource(url, { withCredentials: true });
+  const giveUp = () => {
+    source.close();
+    pollMine();
+  };
+  const watchdog = setTimeout(() => { if (!opened) giveUp(); }, OPEN_WAIT_MS);
+  source.onopen = () => { opened = true; clearTimeout(watchdog); };
+  source.onerror = () => {
+    // Before it ever opened (no stream here) or closed for good: read the list instead.
+    // An open stream that breaks reconnects by itself, with a fresh ``account`` event.
+    if (!opened || source.readyState === EventSource.CLOSED) {
+      clearTimeout(watchdog);
+      giveUp();
+    }
+  };
+  source.addEventListener("account", (event) => {
+    let data = null;
+    try { data = JSON.parse(event.data); } catch (e) { data = null; }
+    const matches = data && Array.isArray(data.matches) ? data.matches : null;
+    const key = matches ? JSON.stringify(matches.slice().sort((a, b) => String(a.match).localeCompare(String(b.match)))) : null;
+    if (key !== null && key === lastAccount) return; // a reconnection: nothing new
+    lastAccount = key;
+    loadMine(); // drawn again only if the list changed
+  });
+  ["invitation_received", "match_started", "your_turn", "match_finished", "rating_changed"].forEach((name) =>
+    source.addEventListener(name, () => loadMine())
+  );
+  source.onmessage = () => loadMine();
 }
 
 loadOpen();
 loadMine();
+setInterval(() => { if (!document.hidden) loadOpen(); }, OPEN_EVERY_MS);
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) return;
+  loadOpen();
+  loadMine();
+});
+if (root.dataset.stream && typeof EventSource === "function") listen(root.dataset.stream);
+else pollMine();

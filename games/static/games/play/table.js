@@ -233,6 +233,9 @@ function tell(deal) {
 function drawStock(deal) {
   const briscola = $("briscola");
   briscola.replaceChildren();
+  // No deal yet (a table waiting for players): no stock to count, no points to add up.
+  $("stock").classList.toggle("no-deal", !deal);
+  $("points").classList.toggle("no-deal", !deal);
   if (!deal) return;
   if (deal.briscola_on_table) {
     const el = cardImage(deal.briscola, "trump");
@@ -297,11 +300,16 @@ function drawStatus(deal) {
   else if (invitedSeat() !== null) text = fmt(T.invited_you, { name: detail.created_by });
   else if (detail.status === "waiting") text = T.waiting;
   else if (detail.status === "finished" || detail.status === "aborted") text = matchOverText();
+  else if (pending && deal && pending.deal === deal.id) text = fmt(T.playing_card, { card: cardName(pending.card) });
   else if (deal && deal.turn !== null && deal.turn !== undefined) {
     text = deal.turn === mySeat() ? T.your_turn : fmt(T.their_turn, { name: seatName(deal.turn) });
   }
   if ($("turn").textContent !== text) $("turn").textContent = text;
   $("resign").hidden = !(detail.status === "active" && mySeat() !== null);
+  // A table still waiting for players: the one who opened it may call it off; no deal
+  // yet, so no last trick to show.
+  $("cancel").hidden = !(detail.status === "waiting" && detail.created_by === root.dataset.me);
+  $("show-last").hidden = !deal;
   // Once the match is over, its next steps stay on the table after the dialog is closed.
   const over = detail.status === "finished" || detail.status === "aborted";
   $("table-rematch").hidden = !(over && mySeat() !== null);
@@ -626,6 +634,21 @@ $("resign").addEventListener("click", async () => {
     show(answer.data);
   } catch (error) {
     toast(errorText(error));
+  }
+});
+
+$("cancel").addEventListener("click", async () => {
+  if (!window.confirm(T.cancel_confirm)) return;
+  $("cancel").disabled = true;
+  try {
+    const answer = await api(root.dataset.api + "/abort", { method: "POST" });
+    feed.seen(answer.data, answer.etag);
+    show(answer.data);
+  } catch (error) {
+    toast(errorText(error));
+    feed.refresh();
+  } finally {
+    $("cancel").disabled = false;
   }
 });
 
