@@ -161,6 +161,29 @@ def run_out_of_time(match: Match) -> str | None:
     return timeout_enforce(match_id=match.pk)
 
 
+def timed_table_after_a_card(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    time_control: TimeControl,
+    language: str = "en",
+) -> tuple[Match, Any, Any, list[str]]:
+    """alice's table of a timed match against a bot, on a phone, once she has played a
+    card (running out before one's first card calls the match off instead) and it is her
+    turn again: the match, the browser context, the page and its errors."""
+    alice = people(username="alice")
+    match = bot_match(alice, time_control=time_control)
+    context = session_context(chromium, live_server, alice, locale=language, **PHONE)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    assert wait_turn_or_end(page) == "playing"
+    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
+    assert wait_turn_or_end(page) == "playing"
+    page.wait_for_selector('#play:not([data-held="1"])', state="attached")
+    return match, context, page, errors
+
+
 @pytest.mark.parametrize(
     ("language", "said", "taken_by_me"),
     [
@@ -186,17 +209,9 @@ def test_a_loss_on_time_is_told_as_such_and_the_end_stays_on_the_table(
     cards one took are "Carte prese da te" (not "da Tu"); after Escape the status line
     says how the match ended (not the raw word "finished") and Rematch and Back to the
     lobby stay on the table."""
-    alice = people(username="alice")
-    match = bot_match(alice, time_control=TimeControl(per_move_seconds=60))
-    context = session_context(chromium, live_server, alice, locale=language, **PHONE)
-    page = context.new_page()
-    errors = errors_of(page)
-    page.goto(f"{live_server.url}/play/{match.pk}/")
-    assert wait_turn_or_end(page) == "playing"
-    # A card first: running out before one's first card calls the match off instead.
-    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
-    assert wait_turn_or_end(page) == "playing"
-    page.wait_for_selector('#play:not([data-held="1"])', state="attached")
+    match, context, page, errors = timed_table_after_a_card(
+        chromium, live_server, people, TimeControl(per_move_seconds=60), language
+    )
 
     assert run_out_of_time(match) == "forfeit"
 
@@ -275,16 +290,9 @@ def test_a_late_click_after_a_bot_played_for_the_person_says_so(
 ) -> None:
     """With "a bot plays their cards" on timeout, the bot plays the late person's card;
     their click that comes after is told their time ran out and a bot played for them."""
-    alice = people(username="alice")
-    match = bot_match(alice, time_control=TimeControl(per_move_seconds=60, on_timeout="bot"))
-    context = session_context(chromium, live_server, alice, **PHONE)
-    page = context.new_page()
-    errors = errors_of(page)
-    page.goto(f"{live_server.url}/play/{match.pk}/")
-    assert wait_turn_or_end(page) == "playing"
-    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
-    assert wait_turn_or_end(page) == "playing"
-    page.wait_for_selector('#play:not([data-held="1"])', state="attached")
+    match, context, page, errors = timed_table_after_a_card(
+        chromium, live_server, people, TimeControl(per_move_seconds=60, on_timeout="bot")
+    )
     # The page keeps what it shows until the click: no stream, and reads answer "nothing
     # changed" (a phone that looked away, a slow network), while the bot plays alice's card.
     page.route("**/api/v1/matches/*/stream*", lambda route: route.abort())

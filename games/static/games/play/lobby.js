@@ -176,12 +176,7 @@ const loadOpen = serial(async () => {
     const rows = answer.data.results.filter((m) => !m.seats.some((s) => s.user === me && s.joined));
     redraw(list, JSON.stringify(rows), () => {
       rows.forEach((match) => {
-        const button = document.createElement("button");
-        button.type = "button";
-        button.className = "primary";
-        button.dataset.role = "join";
-        button.textContent = T.join;
-        button.setAttribute("aria-label", T.join + ": " + opponents(match));
+        const button = rowControl("button", "primary", "join", T.join, match);
         button.addEventListener("click", async () => {
           button.disabled = true;
           try {
@@ -206,12 +201,7 @@ const loadOpen = serial(async () => {
 // "Cancel" on a table of one's own still waiting for players: the API's abort, once the
 // person confirms (as Resign asks at the table).
 function cancelButton(match) {
-  const button = document.createElement("button");
-  button.type = "button";
-  button.className = "danger";
-  button.dataset.role = "cancel";
-  button.textContent = T.cancel;
-  button.setAttribute("aria-label", T.cancel + ": " + opponents(match));
+  const button = rowControl("button", "danger", "cancel", T.cancel, match);
   button.addEventListener("click", async () => {
     if (!window.confirm(T.cancel_confirm)) return;
     button.disabled = true;
@@ -228,13 +218,20 @@ function cancelButton(match) {
 
 // A finished match's deals on the replay page (its first deal; the page links the others).
 function replayLink(match) {
-  const a = document.createElement("a");
-  a.className = "replay";
-  a.dataset.role = "replay";
+  const a = rowControl("a", "replay", "replay", T.replay_match, match);
   a.href = tableUrl(match.id) + "replay/";
-  a.textContent = T.replay_match;
-  a.setAttribute("aria-label", T.replay_match + ": " + opponents(match));
   return a;
+}
+
+// A control of a match's row: its words, and for screen readers which match it is for.
+function rowControl(tag, className, role, label, match) {
+  const control = document.createElement(tag);
+  if (tag === "button") control.type = "button";
+  control.className = className;
+  control.dataset.role = role;
+  control.textContent = label;
+  control.setAttribute("aria-label", label + ": " + opponents(match));
+  return control;
 }
 
 // My matches, newest first; for those being played, whose turn it is (the match's detail).
