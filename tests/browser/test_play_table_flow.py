@@ -334,8 +334,13 @@ def test_the_lobby_says_what_is_wrong_next_to_the_button_on_a_phone(
         page.fill("#invite", name)
         page.click("#open-table")
         error = page.locator("#vs-people .form-error")
-        error.wait_for(state="visible")
-        assert error.inner_text() == said
+        # The line may still show the error before (the second name): wait for this one.
+        page.wait_for_function(
+            "([selector, said]) => document.querySelector(selector)?.innerText === said",
+            arg=["#vs-people .form-error", said],
+            timeout=10000,
+        )
+        assert error.is_visible() and error.inner_text() == said
         assert page.evaluate("document.activeElement.classList.contains('form-error')")
         assert boxes_on_screen(page, "#vs-people .form-error"), "the error is off screen"
         shots(page, f"error-{name}")
