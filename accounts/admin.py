@@ -4,10 +4,14 @@ from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import User
 from accounts.ratings import admin as ratings_admin  # noqa: F401  (registers Rating, ...)
+from briscola_service.admin import SecretFieldsMixin
 
 
 @admin.register(User)
-class BriscolaUserAdmin(UserAdmin):
+class BriscolaUserAdmin(SecretFieldsMixin, UserAdmin):
+    # A user's API token (its key is the token's primary key, which Django lets a change
+    # list filter by), personal tokens' hashes and the password: never filters.
+    secret_fields = ("auth_token", "access_tokens", "password")
     list_display = ("username", "is_bot", "bot_level", "is_staff", "date_joined")
     list_filter = ("is_bot", "bot_level", "is_staff")
     search_fields = ("username",)

@@ -10,15 +10,17 @@ from django.http import HttpRequest
 
 class SecretFieldsMixin:
     """Fields whose values the admin never filters by: Django lets the change list filter
-    by any field of the model in the URL (``?seed__startswith=4``), which would let anyone
-    who sees the list find a secret a character at a time, as many requests as it has
-    characters, from whether the list is empty (a live deal's seed, to a staff member who
-    plays in its match). Such a filter is refused (400)."""
+    by any field of the model in the URL (``?seed__startswith=4``), and by the primary key
+    of a related model (``?auth_token__key__startswith=6`` on users: a token's key is its
+    primary key), which would let anyone who sees the list find a secret a character at a
+    time, from whether the list is empty (a live deal's seed, to a staff member who plays
+    in its match; any account's API token). A filter whose path goes through one of
+    ``secret_fields`` anywhere is refused (400)."""
 
     secret_fields: tuple[str, ...] = ()
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
-        if lookup.split(LOOKUP_SEP, 1)[0] in self.secret_fields:
+        if set(lookup.split(LOOKUP_SEP)) & set(self.secret_fields):
             return False
         return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
 

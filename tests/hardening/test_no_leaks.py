@@ -838,6 +838,12 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
         for url in (
             f"/admin/games/deal/?seed__startswith={prefix}",
             f"/admin/games/deal/?id={deal.pk}&seed__gte={prefix}",
+            # an account's token, by the primary key of the user's token (the re-audit
+            # read 16 characters of one in 64 requests)
+            f"/admin/accounts/user/?username=alice&auth_token__key__startswith={prefix}",
+            f"/admin/accounts/user/?auth_token__key__regex=^{prefix}",
+            f"/admin/accounts/user/?auth_token__pk__startswith={prefix}",
+            f"/admin/accounts/user/?access_tokens__key_hash__startswith={prefix}",
         ):
             refused = client.get(url)
             assert refused.status_code == 400, (url, refused.status_code)
