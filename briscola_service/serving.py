@@ -175,7 +175,10 @@ def guard(app: ASGIApp) -> ASGIApp:
             await _send_error(send, 431, body)
             return
 
-        declared = _content_length(scope)
+        # With Transfer-Encoding the body is framed in chunks whatever Content-Length says
+        # (RFC 9112, 6.3; h11 reads it so): its length is counted here, never believed.
+        chunked = _header(scope, b"transfer-encoding") is not None
+        declared = None if chunked else _content_length(scope)
         if declared is not None and declared > MAX_BODY_BYTES:
             await _send_error(send, 413, _too_large({"content_length": declared}))
             return
@@ -209,7 +212,7 @@ def guard(app: ASGIApp) -> ASGIApp:
                 response_started = True
             await send(message)
 
-        if declared is None and _header(scope, b"transfer-encoding") is not None:
+        if chunked:
             # Chunked: read it whole here (within the limits), then hand it on as one.
             chunks: list[bytes] = []
             size = 0
@@ -228,7 +231,8 @@ def guard(app: ASGIApp) -> ASGIApp:
                 message = f"The request's body did not arrive within {BODY_TIMEOUT:g} s."
                 await _send_error(send, 408, error_json("request_timeout", message))
                 return
-            scope = {**scope, "headers": [*scope["headers"], (b"content-length", b"%d" % size)]}
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+            scope = {**scope, "headers": [*headers, (b"content-length", b"%d" % size)]}
             whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
 
             async def buffered_receive() -> Message:
