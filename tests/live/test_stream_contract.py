@@ -417,6 +417,27 @@ def test_signing_out_or_a_new_password_closes_the_session_streams(
     assert token_next is not None and token_next["type"] == "match_started"
 
 
+def test_a_session_replaced_by_another_sign_in_closes_its_streams_at_once(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    """Signing in as bob in alice's browser replaces her session without a sign-out (the
+    re-audit saw her stream go on for 60 s, to the periodic look): the session's deletion
+    rings her streams."""
+    settings.LIVE_CREDENTIALS_SECONDS = 300  # only the ring can end it within the test
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    browser = _signed_in(alice)
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), None, cookies=browser.cookies)
+        await stream.next()
+        await in_test_thread(lambda: browser.force_login(bob))()
+        return await stream.rest(timeout=10)
+
+    events = run(scenario)
+    assert [(e["type"], e["reason"]) for e in events] == [("stream_closed", "signed_out")]
+
+
 def test_a_lost_revocation_message_is_made_good_by_the_periodic_look(
     user_factory: Callable[..., User], settings: Any
 ) -> None:
