@@ -173,6 +173,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["ATOMIC_REQUESTS"] = False
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # make run's embedded default, where the web workers, the in-process tasks and the
+    # streams' reading threads share one file. A write waits up to 20 s for the lock
+    # instead of failing at once with "database is locked" (Python's default is 5 s: the
+    # re-audit saw a move answered 503 and a bot's reply lost under load), and WAL lets
+    # reads go on while a write is made.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, cache, Celery -----------------------------------------------------------------

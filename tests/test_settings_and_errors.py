@@ -187,6 +187,31 @@ def test_secret_key_is_required_without_debug() -> None:
     assert "SECRET_KEY must be set" in result.stderr
 
 
+def test_the_embedded_sqlite_waits_for_its_lock_and_reads_beside_writes(tmp_path: Path) -> None:
+    """make run's SQLite file is shared by the web workers, the in-process tasks and the
+    streams' threads: a write waits 20 s for the lock (not Python's 5 s, then "database
+    is locked": a lost bot reply under load), and WAL lets reads go on during a write."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    env["DJANGO_SETTINGS_MODULE"] = "briscola_service.settings"
+    probe = (
+        "import django; django.setup(); from django.db import connection; "
+        "c = connection.cursor(); "
+        "print(c.execute('PRAGMA journal_mode').fetchone()[0], "
+        "c.execute('PRAGMA busy_timeout').fetchone()[0])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["wal", "20000"]
+
+
 def test_without_a_secret_key_debug_makes_a_random_one_of_its_own(tmp_path: Path) -> None:
     """``make run`` (DEBUG, no SECRET_KEY) used a key written in the source: anyone could
     forge a session cookie for any account on such a server reachable from elsewhere.
