@@ -726,8 +726,10 @@ _in_process_lock = threading.Lock()
 
 
 def sweep_in_process() -> int:
-    """Run the deadline and expiry sweep here, when tasks run in-process and the last run
-    was more than ``CLOCK_IN_PROCESS_SWEEP_SECONDS`` ago. Returns how many acted on."""
+    """Run the deadline and expiry sweep here, and the sweep of bot replies that never
+    came (a reply that failed, say on SQLite's lock: beat's job with a broker), when
+    tasks run in-process and the last run was more than ``CLOCK_IN_PROCESS_SWEEP_SECONDS``
+    ago. Returns how many acted on."""
     global _last_in_process
     if not queueing.tasks_run_in_process():
         return 0
@@ -736,4 +738,4 @@ def sweep_in_process() -> int:
         if now - _last_in_process < settings.CLOCK_IN_PROCESS_SWEEP_SECONDS:
             return 0
         _last_in_process = now
-    return deadlines_sweep()
+    return deadlines_sweep() + bot_turns_sweep()

@@ -223,6 +223,28 @@ def test_the_sweep_applies_deadlines_in_process_on_a_request(
     assert alice.detail(match_id)["end_reason"] == "timeout"
 
 
+def test_without_a_broker_a_lost_bot_reply_is_played_by_the_in_process_sweep(
+    player: Callable[..., Player], travel: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """make run has no beat to sweep the bot replies that never came (the re-audit saw one
+    lost to SQLite's lock, the match stuck on the bot): the in-process sweep the requests
+    and streams run re-plays it once it has waited BOT_SWEEP_AFTER_SECONDS."""
+    from games.matches import services as match_services
+
+    alice = player()
+    match_id = alice.create(seats=[{"bot": "greedy"}])["id"]
+    monkeypatch.setattr(match_services, "_bot_reply_send", lambda *args: False)  # lost
+    detail = alice.play_first_legal(match_id)
+    monkeypatch.undo()
+    waiting = Match.objects.get(pk=match_id)
+    assert waiting.bot_to_move_since is not None
+    ply = detail["current_deal"]["ply"]
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    assert alice.detail(match_id)["current_deal"]["ply"] == ply  # not yet: 10 s to wait
+    travel(match_id, settings.BOT_SWEEP_AFTER_SECONDS + 1)
+    assert alice.detail(match_id)["current_deal"]["ply"] > ply  # the bot played
+
+
 def test_invitations_are_found_declined_and_expired(
     player: Callable[..., Player], travel: Any
 ) -> None:
