@@ -41,6 +41,7 @@ from games.errors import (
     MatchNotJoinableError,
     MatchNotStartedError,
     MatchOverError,
+    MatchPrivateError,
     NotAPlayerError,
     NotMatchCreatorError,
     SeatUnavailableError,
@@ -180,9 +181,13 @@ def match_join(*, match_id: object, user: User, seat: int | None = None) -> Matc
     """Take an open seat (or the seat one was invited to). Locks the match."""
     with transaction.atomic():
         match = _lock_match(match_id)
+        seats = list(match.seats.select_for_update().order_by("number"))
+        if not selectors.match_visible_to(match, seats, user):
+            # A private match with no seat for this user: 403 as GET says, before a
+            # status or a seat's reason could tell a stranger how the match stands.
+            raise MatchPrivateError()
         if match.status != MatchStatus.WAITING:
             raise MatchNotJoinableError()
-        seats = list(match.seats.select_for_update().order_by("number"))
         if any(s.user_id == user.pk and s.joined_at is not None for s in seats):
             raise AlreadySeatedError()
         clocks.active_matches_check(user)

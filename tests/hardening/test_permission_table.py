@@ -516,7 +516,9 @@ ROWS: list[Row] = [
         "waiting",
         body=nothing,
         anonymous=ANON,
-        stranger=SEAT_TAKEN,
+        # A stranger to a private match learns no more from a join than from a GET (the
+        # re-audit read its status and seats from join's 409s).
+        stranger=PRIVATE,
         player=ALREADY_SEATED,
         opponent=OK,
         admin=SEAT_TAKEN,
@@ -528,10 +530,26 @@ ROWS: list[Row] = [
         body=nothing,
         **{**everyone(OK), "player": ALREADY_SEATED},
     ),
-    *table("POST", MATCH + "/join", "active", body=nothing, **everyone(NOT_JOINABLE)),
+    *(
+        row
+        for phase in ("active", "finished")
+        for row in table(
+            "POST",
+            MATCH + "/join",
+            phase,
+            body=nothing,
+            **{**everyone(NOT_JOINABLE), "stranger": PRIVATE},
+        )
+    ),
+    # (an aborted match's open seat was never the opponent's: a stranger there, as GET says)
+    *table(
+        "POST",
+        MATCH + "/join",
+        "aborted",
+        body=nothing,
+        **{**everyone(NOT_JOINABLE), "stranger": PRIVATE, "opponent": PRIVATE},
+    ),
     *table("POST", MATCH + "/join", "active_public", body=nothing, **everyone(NOT_JOINABLE)),
-    *table("POST", MATCH + "/join", "finished", body=nothing, **everyone(NOT_JOINABLE)),
-    *table("POST", MATCH + "/join", "aborted", body=nothing, **everyone(NOT_JOINABLE)),
     *table("GET", MATCH + "/join", "waiting_open", stranger=NOT_ALLOWED),
     # --- Aborting: the creator (or an admin) calls off a waiting match --------------------
     *table(

@@ -62,8 +62,9 @@ def test_invited_seat_is_kept_for_the_invitee(player: Callable[..., Player]) -> 
     bob.error("post", join, {"seat": 2}, 409, "seat_unavailable")
     assert carol.join(match_id)["your_seat"] == 2
     carol.error("post", join, {}, 409, "already_seated")
-    # The last seat is bob's: nobody else can get in.
-    dave.error("post", join, {}, 409, "seat_unavailable")
+    # The last seat is bob's: nobody else can get in, nor learn how the match stands (a
+    # private match with no seat for dave: 403, as his GET would be).
+    dave.error("post", join, {}, 403, "match_private")
     assert Match.objects.get(pk=match_id).status == "waiting"
     body = bob.join(match_id, {"seat": 1})
     assert body["your_seat"] == 1 and body["status"] == "active"
@@ -83,10 +84,13 @@ def test_join_errors(player: Callable[..., Player]) -> None:
     error = bob.error("post", f"{URL}/{two}/join", {"seat": 3}, 409, "seat_unavailable")
     assert error["details"] == {"seat": 3}
     started = alice.create()["id"]
-    bob.error("post", f"{URL}/{started}/join", {}, 409, "match_not_joinable")
+    # A stranger to a private match that has started: 403, as GET; a player: 409.
+    bob.error("post", f"{URL}/{started}/join", {}, 403, "match_private")
     bob.join(two)
-    carol.error("post", f"{URL}/{two}/join", {}, 409, "match_not_joinable")
+    carol.error("post", f"{URL}/{two}/join", {}, 403, "match_private")
     bob.error("post", f"{URL}/{two}/join", {}, 409, "match_not_joinable")
+    public = alice.create(public=True)["id"]
+    carol.error("post", f"{URL}/{public}/join", {}, 409, "match_not_joinable")
     for unknown in (str(uuid.uuid4()), "not-a-uuid", "123"):
         bob.error("post", f"{URL}/{unknown}/join", {}, 404, "match_not_found")
     assert Seat.objects.filter(user=carol.user).count() == 0
