@@ -15,11 +15,13 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from importlib import import_module
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user
+from django.utils import timezone
 
 from accounts.models import User
 from briscola_service import metrics, queueing
@@ -158,26 +160,52 @@ def _sweep_deadlines() -> None:
         logger.exception("the in-process clocks sweep failed")
 
 
-async def wait_for_change(bell: Doorbell) -> list[dict[str, Any]]:
+def sweep_due(snapshot: MatchSnapshot) -> datetime | None:
+    """When the server itself owes the watched match a change, if it does: its deadline or
+    its expiry passes, or a bot to play has not for ``BOT_SWEEP_AFTER_SECONDS`` (a reply
+    lost). None: only a player can change it now."""
+    summary = snapshot.summary
+    due = [_instant(summary.get("deadline")), _instant(summary.get("expires_at"))]
+    to_move = summary.get("to_move")
+    seats = summary.get("seats") or []
+    if to_move is not None and 0 <= to_move < len(seats):
+        seat = seats[to_move]
+        last = _instant(summary.get("last_move_at") or summary.get("started_at"))
+        if last is not None and (seat.get("is_bot") or seat.get("away") or seat.get("bot_holds")):
+            due.append(last + timedelta(seconds=settings.BOT_SWEEP_AFTER_SECONDS))
+    return min((d for d in due if d is not None), default=None)
+
+
+def _instant(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+async def wait_for_change(bell: Doorbell, due: datetime | None = None) -> list[dict[str, Any]]:
     """The next messages rung for a stream, or [] after ``LIVE_HEARTBEAT_SECONDS`` of
     silence (time for a heartbeat).
 
-    Without a broker (``make run``) no beat enforces the clocks, and requests do it on
-    their way in (games.clocks.middleware); a player who only watches a stream sends none.
-    So there a waiting stream runs that sweep itself every ``CLOCK_IN_PROCESS_SWEEP_SECONDS``
-    (at most once a period in the process, however many streams wait): a deadline that
-    passes is enforced within that time, and its change rings the bell like any other."""
+    Without a broker (``make run``) no beat enforces the clocks or re-plays a lost bot
+    reply: requests do it on their way in (games.clocks.middleware), and a player who only
+    watches a stream sends none. So there a match's stream whose match is ``due`` (see
+    :func:`sweep_due`) runs that sweep itself from then on, every
+    ``CLOCK_IN_PROCESS_SWEEP_SECONDS`` (at most once a period in the process, however many
+    streams wait), and the change it makes rings the bell like any other. Until then, and
+    for a match nothing is due for, it waits without touching the database."""
     heartbeat = settings.LIVE_HEARTBEAT_SECONDS
-    if not queueing.tasks_run_in_process():
+    if due is None or not queueing.tasks_run_in_process():
         return await bell.wait(heartbeat)
     step = max(0.05, settings.CLOCK_IN_PROCESS_SWEEP_SECONDS)
     until = time.monotonic() + heartbeat
     while True:
         left = until - time.monotonic()
-        messages = await bell.wait(max(0.0, min(step, left)))
+        wait = max(0.0, (due - timezone.now()).total_seconds())
+        messages = await bell.wait(max(0.0, min(max(step, wait), left)))
         if messages or left <= step:
             return messages
-        await run_db(_sweep_deadlines)
+        if timezone.now() >= due:
+            await run_db(_sweep_deadlines)
 
 
 @dataclass
@@ -251,7 +279,7 @@ async def match_stream(
                 last, seen = events[-1]["id"], snapshot
             if is_settled(snapshot):
                 return
-            messages = await wait_for_change(bell)
+            messages = await wait_for_change(bell, sweep_due(snapshot))
             if await watch.revoked(messages):
                 yield wire.event(closing_event(last, viewer.credential.closing_reason))
                 return

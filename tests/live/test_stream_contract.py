@@ -472,7 +472,10 @@ def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
 
     assert queueing.tasks_run_in_process()
     settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0.1
-    settings.LIVE_HEARTBEAT_SECONDS = 30  # no heartbeat (and its re-read) in this test
+    # The test moves the deadline back (the database's clock cannot be moved): the
+    # stream learns the new one at its next heartbeat's re-read, which alone enforces
+    # nothing.
+    settings.LIVE_HEARTBEAT_SECONDS = 0.5
     alice, bob = user_factory(username="alice"), user_factory(username="bob")
     match = match_create(
         creator=alice,
@@ -604,3 +607,31 @@ def test_a_settled_match_resumed_after_its_last_event_answers_204(
     text = b"".join(response.streaming_content).decode()
     events = [e for block in text.split("\n\n") if (e := parse_sse(block))]
     assert events and events[-1]["id"] == last and events[-1]["detail"]["status"] == "finished"
+
+
+def test_a_stream_sweeps_only_for_a_match_the_server_owes_a_change(settings: Any) -> None:
+    """An idle stream touches no table (the CI of 98b501d saw a stream's sweep of every
+    second deadlock a test's teardown): it sweeps only once its match's deadline or expiry
+    has come, or a bot to play is late by BOT_SWEEP_AFTER_SECONDS."""
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    from games.live.streams import sweep_due
+
+    settings.BOT_SWEEP_AFTER_SECONDS = 10
+    moved = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+    person = {"is_bot": False, "away": False, "bot_holds": False}
+    bot = {**person, "is_bot": True}
+
+    def due(**summary: Any) -> Any:
+        base = {"deadline": None, "expires_at": None, "to_move": None, "seats": [person, bot]}
+        return sweep_due(SimpleNamespace(summary={**base, "last_move_at": moved, **summary}))
+
+    assert due() is None  # waiting on nobody
+    assert due(to_move=0) is None  # a person's turn, no clock
+    assert due(to_move=0, deadline=moved + timedelta(seconds=30)) == moved + timedelta(seconds=30)
+    assert due(to_move=1) == moved + timedelta(seconds=10)  # the bot's reply, if lost
+    away = {**person, "away": True}
+    assert due(to_move=0, seats=[away, bot]) == moved + timedelta(seconds=10)
+    expiry = "2026-12-08T12:00:00Z"
+    assert due(expires_at=expiry) == datetime(2026, 12, 8, 12, 0, tzinfo=UTC)
