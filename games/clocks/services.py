@@ -720,7 +720,8 @@ def _bot_levels(rows: list[tuple[Any, ...]]) -> dict[Any, str]:
 
 
 # Under `make run` (no broker, no beat) the sweeps run in the web process itself, on the
-# requests' way in (see games.clocks.middleware), at most once per interval.
+# requests' way in (see games.clocks.middleware) and from the streams of a match that is due
+# (games.live.streams.wait_for_change), at most once per interval.
 _last_in_process = 0.0
 _in_process_lock = threading.Lock()
 
