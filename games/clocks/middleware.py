@@ -7,10 +7,10 @@ writing on its own would make requests wait at random), and tests would find a w
 they did not start. A deadline is seen through a request (the waiting player polls the
 match) or a live stream: every request first runs the sweep, at most once per
 ``CLOCK_IN_PROCESS_SWEEP_SECONDS``, so the deadline is enforced before the request that
-could see it is answered; and a waiting stream runs it as often
-(games.live.streams.wait_for_change), from the threads that read the database for the
-streams, so a player who only watches is told within that time. With a broker this
-does nothing: Celery beat runs the sweep.
+could see it is answered; and the stream of a match that is due (its deadline or expiry
+come, its bot late: games.live.streams.sweep_due) runs it as often, from the threads that
+read the database for the streams, so a player who only watches is told within that time.
+With a broker this does nothing: Celery beat runs the sweep.
 """
 
 from __future__ import annotations

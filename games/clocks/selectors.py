@@ -42,12 +42,18 @@ def clock_summary(match: Match) -> JSON:
     }
 
 
-def seconds_left(deadline: datetime | None, now: datetime | None = None) -> int | None:
+def instant(value: datetime | str | None) -> datetime | None:
+    """A summary's moment: a datetime, or its ISO text once the summary went through JSON."""
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value
+
+
+def seconds_left(deadline: datetime | str | None, now: datetime | None = None) -> int | None:
     """Whole seconds until ``deadline`` (rounded up, never below 0), or None."""
+    deadline = instant(deadline)
     if deadline is None:
         return None
-    if isinstance(deadline, str):  # a summary that went through JSON
-        deadline = datetime.fromisoformat(deadline.replace("Z", "+00:00"))
     left = (deadline - (now or timezone.now())).total_seconds()
     return max(0, math.ceil(left))
 

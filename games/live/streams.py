@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from briscola_service import metrics, queueing
+from games.clocks.selectors import instant
 from games.errors import MatchPrivateError, StreamsFullError, TooManyStreamsError
 from games.live.bus import Doorbell, get_bus, match_key, user_key
 from games.live.events import (
@@ -165,21 +166,15 @@ def sweep_due(snapshot: MatchSnapshot) -> datetime | None:
     its expiry passes, or a bot to play has not for ``BOT_SWEEP_AFTER_SECONDS`` (a reply
     lost). None: only a player can change it now."""
     summary = snapshot.summary
-    due = [_instant(summary.get("deadline")), _instant(summary.get("expires_at"))]
+    due = [instant(summary.get("deadline")), instant(summary.get("expires_at"))]
     to_move = summary.get("to_move")
     seats = summary.get("seats") or []
     if to_move is not None and 0 <= to_move < len(seats):
         seat = seats[to_move]
-        last = _instant(summary.get("last_move_at") or summary.get("started_at"))
+        last = instant(summary.get("last_move_at") or summary.get("started_at"))
         if last is not None and (seat.get("is_bot") or seat.get("away") or seat.get("bot_holds")):
             due.append(last + timedelta(seconds=settings.BOT_SWEEP_AFTER_SECONDS))
     return min((d for d in due if d is not None), default=None)
-
-
-def _instant(value: Any) -> datetime | None:
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 async def wait_for_change(bell: Doorbell, due: datetime | None = None) -> list[dict[str, Any]]:
