@@ -423,7 +423,93 @@ def _celery_in_process_unless_redis(request: pytest.FixtureRequest) -> Iterator[
         yield
 
 
-class _OneAppCallAtATimeWSGIServer(ThreadedWSGIServer):
+class _Gate:
+    """The live server's door between tests: open while a test runs; closed, a request is
+    answered 503 at once, without the application (so without the database).
+
+    A page the test left open may still be polling, or its stream reconnecting, when the
+    test ends; its request, served while the test database is flushed, made the flush fail
+    (a stream's read holding a lock; CI of 2f94e86) and, having outlived the test's
+    settings and database access, failed itself. ``_live_server_quiet_between_tests``
+    closes the door and waits for the requests inside to finish, a streamed answer
+    counting until its body is closed (that is where a stream reads).
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._inside = 0
+        self.open = False
+
+    def wrap(self, application: Callable[..., Any]) -> Callable[..., Any]:
+        def gated(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+            with self._changed:
+                if not self.open:
+                    start_response("503 Service Unavailable", [("Content-Length", "0")])
+                    return [b""]
+                self._inside += 1
+            try:
+                body = application(environ, start_response)
+            except BaseException:
+                self._leave()
+                raise
+            return _ClosingBody(body, self._leave)
+
+        return gated
+
+    def _leave(self) -> None:
+        with self._changed:
+            self._inside -= 1
+            self._changed.notify_all()
+
+    def set_open(self, value: bool) -> None:
+        with self._changed:
+            self.open = value
+
+    def wait_empty(self, timeout: float) -> int:
+        """Wait until no request is inside; the number still inside at the timeout."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._inside == 0, timeout=timeout)
+            return self._inside
+
+
+class _ClosingBody:
+    """A WSGI answer's body that calls ``done`` once, when the server closes it."""
+
+    def __init__(self, body: Any, done: Callable[[], None]) -> None:
+        self._body = body
+        self._done: Callable[[], None] | None = done
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._body)
+
+    def close(self) -> None:
+        try:
+            if hasattr(self._body, "close"):
+                self._body.close()
+        finally:
+            done, self._done = self._done, None
+            if done is not None:
+                done()
+
+
+_LIVE_SERVER_GATE = _Gate()
+
+
+@pytest.fixture
+def live_server_gate() -> _Gate:
+    """The live server's gate (tests/test_live_server_gate.py; a test module importing
+    this conftest would get a second copy of it, not the server's)."""
+    return _LIVE_SERVER_GATE
+
+
+class _GatedWSGIServer(ThreadedWSGIServer):
+    """Django's threaded test server behind ``_LIVE_SERVER_GATE``."""
+
+    def set_app(self, application: Callable[..., Any]) -> None:
+        super().set_app(_LIVE_SERVER_GATE.wrap(application))
+
+
+class _OneAppCallAtATimeWSGIServer(_GatedWSGIServer):
     """Threaded, but runs the application for one request at a time.
 
     Each connection keeps its own thread (a browser opens spare connections and leaves
@@ -444,7 +530,8 @@ class _OneAppCallAtATimeWSGIServer(ThreadedWSGIServer):
 
 @pytest.fixture(scope="session")
 def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterator[LiveServer]:
-    """pytest-django's ``live_server``, made safe for SQLite in memory.
+    """pytest-django's ``live_server``, made safe for SQLite in memory, and closed between
+    tests (``_Gate``).
 
     It waits for ``django_db_setup``: started before the test database exists (as the
     plain fixture may be), the server would find the configured database rather than the
@@ -458,11 +545,33 @@ def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterat
         or "localhost"
     )
     server = LiveServer(addr, start=False)
-    if server.thread.connections_override:
-        server.thread.server_class = _OneAppCallAtATimeWSGIServer
+    server.thread.server_class = (
+        _OneAppCallAtATimeWSGIServer if server.thread.connections_override else _GatedWSGIServer
+    )
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _live_server_quiet_between_tests(
+    request: pytest.FixtureRequest, settings: Any
+) -> Iterator[None]:
+    """The live server takes requests only while a test that uses it runs: set up after the
+    test database and the test's settings, this is torn down before them, and waits for
+    the requests being served to finish (``_Gate``)."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    request.getfixturevalue("live_server")
+    _LIVE_SERVER_GATE.set_open(True)
+    try:
+        yield
+    finally:
+        _LIVE_SERVER_GATE.set_open(False)
+        left = _LIVE_SERVER_GATE.wait_empty(timeout=30.0)
+    assert left == 0, f"{left} live-server request(s) still running 30 s after the test ended"
 
 
 @pytest.fixture(autouse=True)
