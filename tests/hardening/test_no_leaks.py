@@ -71,8 +71,7 @@ from accounts.models import User
 from games import rules
 from games.models import Deal, Match, MatchStatus
 
-# The longest tests of the suite (about 100 s together): run in the side lane (tests/lanes.py).
-pytestmark = [pytest.mark.django_db, pytest.mark.side_lane]
+pytestmark = pytest.mark.django_db
 
 API = "/api/v1"
 

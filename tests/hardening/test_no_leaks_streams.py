@@ -64,12 +64,7 @@ from games.models import Match, MatchStatus, OnTimeout
 from tests.clocks.conftest import db_travel
 from tests.live.streams import NDJSON, SSE, Stream, in_test_thread, match_position, open_stream, run
 
-# About 80 s together: run in the side lane (tests/lanes.py).
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("live"),
-    pytest.mark.side_lane,
-]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live")]
 
 
 @pytest.fixture
