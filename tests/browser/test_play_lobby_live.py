@@ -21,6 +21,7 @@ from tests.browser.conftest import (
     DESKTOP,
     PHONE,
     axe_violations,
+    boxes_outside_viewport,
     errors_of,
     session_context,
 )
@@ -83,6 +84,66 @@ def test_the_lobby_shows_an_invitation_and_a_new_open_table_without_a_reload(
     assert "carla" in open_row.inner_text()
     assert loads == []  # no reload
     shots(page, "1-invitation-and-open-table-phone", full_page=True)
+    assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_an_invitation_is_listed_once_in_my_matches_not_in_open_tables(
+    chromium: Any, live_server: Any, people: Callable[..., User], shots: Any, viewport: str
+) -> None:
+    """The API's open tables include those with a seat kept for the person (``open=true``):
+    the lobby lists Alice's invitations in "My matches" only, a 2-player one and a
+    4-player one with seats open besides hers, at load and after the lists are read again
+    (an invitation arriving through the account stream, the open tables' next read);
+    Carla's open table stays in "Open tables"."""
+    alice, bob, carla = people(username="alice"), people(username="bob"), people(username="carla")
+    invited = [
+        match_create(creator=bob, players=2, format="single", seats=[SeatSpec("user", "alice")]),
+        match_create(
+            creator=bob,
+            players=4,
+            format="single",
+            seats=[SeatSpec("user", "alice"), SeatSpec("open"), SeatSpec("open")],
+        ),
+    ]
+    tables = [match_create(creator=carla, players=2, format="single", seats=[SeatSpec("open")])]
+    options = PHONE if viewport == "phone" else DESKTOP
+    context = session_context(chromium, live_server, alice, **options)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.clock.install()
+    open_lobby(page, live_server)
+
+    def listed_once() -> None:
+        for match in invited:
+            assert page.locator(f'#my-list li[data-match="{match.pk}"]').count() == 1
+            assert page.locator(f'#open-list li[data-match="{match.pk}"]').count() == 0
+        for match in tables:
+            assert page.locator(f'#open-list li[data-match="{match.pk}"]').count() == 1
+
+    listed_once()
+    shots(page, f"1-at-load-{viewport}", full_page=True)
+
+    # Live: a new invitation comes through the account stream, a new open table at the
+    # open tables' next read (every 20 s, on the page's clock).
+    invited.append(
+        match_create(creator=bob, players=2, format="single", seats=[SeatSpec("user", "alice")])
+    )
+    tables.append(
+        match_create(creator=carla, players=2, format="first_to_2", seats=[SeatSpec("open")])
+    )
+    row = page.locator(f'#my-list li[data-match="{invited[-1].pk}"]')
+    for _ in range(40):  # EventSource's reconnection delay runs on the page's clock
+        if row.count():
+            break
+        page.clock.run_for(500)
+        page.wait_for_timeout(100)
+    row.wait_for(timeout=5000)
+    page.clock.run_for(21000)
+    page.locator(f'#open-list li[data-match="{tables[-1].pk}"]').wait_for(timeout=5000)
+    listed_once()
+    shots(page, f"2-after-live-updates-{viewport}", full_page=True)
     assert errors == []
     context.close()
 
@@ -188,6 +249,80 @@ def test_a_waiting_table_is_cancelled_at_the_table_and_in_the_lobby(
     assert second.status == MatchStatus.ABORTED
     assert ("called off" if language == "en" else "annullata") in row.inner_text()
     assert axe_violations(page) == []
+    assert errors == []
+    context.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "lobby"),
+    [("en", "Back to the lobby"), ("it", "Torna alla sala")],
+    ids=["en", "it"],
+)
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_a_match_called_off_offers_the_lobby_not_a_rematch(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    shots: Any,
+    language: str,
+    lobby: str,
+    viewport: str,
+) -> None:
+    """A table cancelled before it started, and a match resigned before every person
+    played (aborted, nothing played out), offer no Rematch (the API rematches only a
+    finished match: 409 match_not_finished): the way back to the lobby, where a new table
+    is opened, is the table's action, as it is the end dialog's."""
+    alice = people(username="alice")
+    waiting = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("open")])
+    options = PHONE if viewport == "phone" else DESKTOP
+    context = session_context(chromium, live_server, alice, locale=language, **options)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/{waiting.pk}/")
+    page.wait_for_selector('#play[data-status="waiting"]', state="attached")
+    page.once("dialog", lambda d: d.accept())
+    page.click("#cancel")
+    page.wait_for_selector('#play[data-status="aborted"]', state="attached")
+
+    def only_the_lobby(name: str) -> None:
+        assert page.locator("#table-rematch").is_hidden()
+        back = page.locator("#table-lobby")
+        assert back.is_visible() and back.inner_text() == lobby
+        assert back.get_attribute("href") == "/play/"
+        assert "primary" in str(back.get_attribute("class"))  # the one way on
+        assert boxes_outside_viewport(page, ".actions button, .actions a") == []
+        shots(page, name)
+
+    only_the_lobby(f"1-cancelled-{language}-{viewport}")
+    page.reload()  # a cancelled table opened again
+    page.wait_for_selector('#play[data-status="aborted"]', state="attached")
+    only_the_lobby(f"2-cancelled-reopened-{language}-{viewport}")
+    assert axe_violations(page) == []
+
+    # Resigned before a card of alice's: aborted; its end dialog has no Rematch either.
+    early = match_create(
+        creator=alice, players=2, format="single", seats=[SeatSpec("bot", "random")]
+    )
+    page.goto(f"{live_server.url}/play/{early.pk}/")
+    assert wait_turn_or_end(page) == "playing"
+    page.once("dialog", lambda d: d.accept())
+    page.click("#resign")
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached")
+    early.refresh_from_db()
+    assert (early.status, early.end_reason) == (MatchStatus.ABORTED, "aborted")
+    assert page.locator("#rematch").is_hidden()
+    to_lobby = page.locator("#to-lobby")
+    assert to_lobby.is_visible() and to_lobby.inner_text() == lobby
+    assert "primary" in str(to_lobby.get_attribute("class"))
+    assert page.evaluate("document.activeElement.id") == "to-lobby"
+    shots(page, f"3-resigned-early-dialog-{language}-{viewport}")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#end-dialog:not([open])", state="attached")
+    only_the_lobby(f"4-resigned-early-table-{language}-{viewport}")
+
+    page.click("#table-lobby")
+    page.wait_for_url(f"{live_server.url}/play/")
+    page.wait_for_selector("#open-table")  # a new table is opened there
     assert errors == []
     context.close()
 

@@ -343,6 +343,25 @@ def test_rematch_accepted_refused_and_with_bots(player: Callable[..., Player]) -
     assert with_bot["status"] == "active"  # bots accept at once
 
 
+def test_a_match_called_off_has_no_rematch(player: Callable[..., Player]) -> None:
+    """A table cancelled while it waited for players never started, and a match resigned
+    before every person played is aborted, nothing played out: neither is rematched (409
+    ``match_not_finished``, as an active match), and no match is created."""
+    alice, bob = player("alice"), player("bob")
+    cancelled = alice.create(seats=["open"])["id"]
+    assert alice.post(f"{URL}/{cancelled}/abort")["status"] == "aborted"
+    invited = alice.create(seats=[{"user": "bob"}])["id"]
+    assert bob.post(f"{URL}/{invited}/decline")["status"] == "aborted"
+    early = alice.create()["id"]
+    resigned = alice.post(f"{URL}/{early}/resign")
+    assert (resigned["status"], resigned["end_reason"]) == ("aborted", "aborted")
+    for match_id in (cancelled, invited, early):
+        body = alice.error("POST", f"{URL}/{match_id}/rematch", None, 409, "match_not_finished")
+        assert body["message"] == "A rematch can be proposed only once the match has finished."
+    assert Match.objects.filter(rematch_of__isnull=False).count() == 0
+    assert "rematch_proposed" not in kinds(alice, cancelled)
+
+
 def test_too_many_active_matches_is_429(player: Callable[..., Player], settings: Any) -> None:
     settings.MATCH_ACTIVE_LIMIT = 2
     alice, bob = player("alice"), player("bob")

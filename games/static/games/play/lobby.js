@@ -173,7 +173,9 @@ const loadOpen = serial(async () => {
   const list = $("open-list");
   try {
     const answer = await api(root.dataset.api + "?open=true&status=waiting");
-    const rows = answer.data.results.filter((m) => !m.seats.some((s) => s.user === me && s.joined));
+    // The API's open tables include those with a seat kept for this person (an invitation):
+    // listed in My matches, with the rest of their own, and not a second time here.
+    const rows = answer.data.results.filter((m) => !m.seats.some((s) => s.user === me));
     redraw(list, JSON.stringify(rows), () => {
       rows.forEach((match) => {
         const button = rowControl("button", "primary", "join", T.join, match);

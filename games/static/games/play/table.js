@@ -312,8 +312,9 @@ function drawStatus(deal) {
   $("show-last").hidden = !deal;
   // Once the match is over, its next steps stay on the table after the dialog is closed.
   const over = detail.status === "finished" || detail.status === "aborted";
-  $("table-rematch").hidden = !(over && mySeat() !== null);
+  $("table-rematch").hidden = !rematchable();
   $("table-lobby").hidden = !over;
+  lobbyFirst($("table-lobby"));
   const invited = invitedSeat() !== null;
   $("join").hidden = !invited;
   $("decline").hidden = !invited;
@@ -468,8 +469,9 @@ async function dealEnded(summary, before) {
   $("end-result").textContent = result + matchResultText();
   $("end-replay").href = root.dataset.replay + summary.id + "/";
   $("next-deal").hidden = matchOver;
-  $("rematch").hidden = !matchOver || mySeat() === null;
+  $("rematch").hidden = !matchOver || !rematchable();
   $("to-lobby").hidden = !matchOver;
+  lobbyFirst($("to-lobby"));
   const sides = $("end-sides");
   sides.replaceChildren();
   const taken = [[], []];
@@ -507,6 +509,20 @@ async function dealEnded(summary, before) {
   if (!dialog.open) dialog.showModal();
   root.dataset.state = matchOver ? "match-over" : "deal-over";
   (matchOver ? ($("rematch").hidden ? $("to-lobby") : $("rematch")) : $("next-deal")).focus();
+}
+
+// Only a finished match has a rematch (the API's: 409 match_not_finished otherwise), for
+// its players: a match called off (a table cancelled before it started, a resignation
+// before every person played) offers the lobby instead, where a new table is opened.
+function rematchable() {
+  return detail.status === "finished" && mySeat() !== null;
+}
+
+// "Back to the lobby" is the primary action where there is no Rematch.
+function lobbyFirst(link) {
+  const first = !rematchable();
+  link.classList.toggle("primary", first);
+  link.classList.toggle("secondary", !first);
 }
 
 // A match that did not end by being played out: resigned, lost on time, called off.
