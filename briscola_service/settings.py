@@ -60,7 +60,7 @@ def _dev_secret_key(path: Path) -> str:
 
 
 SECRET_KEY = env.str("SECRET_KEY", default="")
-if not SECRET_KEY:
+if not SECRET_KEY.strip():  # blank is unset: spaces are a key anyone can guess
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
     SECRET_KEY = _dev_secret_key(DEV_SECRET_KEY_FILE)
@@ -231,7 +231,8 @@ LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
 # Those threads keep their connections (whatever DATABASE_CONN_MAX_AGE says), closing one
 # only when an error left it unusable; false: a new connection for every read.
 LIVE_DB_KEEP_CONNECTIONS = env.bool("LIVE_DB_KEEP_CONNECTIONS", default=True)
-# What EventSource waits before reconnecting (SSE `retry:`), in milliseconds.
+# What EventSource waits before reconnecting (SSE `retry:`), in milliseconds. Each opening
+# counts in the account's request rate (THROTTLE_USER_RATE): 2 s is 30 a minute a stream.
 LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"

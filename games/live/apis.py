@@ -1,10 +1,11 @@
 """The stream routes: ``GET /api/v1/matches/{id}/stream`` and ``GET /api/v1/stream``.
 
 Everything that can refuse a stream happens in the request, before the stream starts,
-with the usual error body: authentication (401), the match (404, 403), ``Last-Event-ID``
+with the usual error body: authentication (401), the request rate (429 ``throttled``: an
+opening counts as any request of the account), the match (404, 403), ``Last-Event-ID``
 or ``?after=`` (400 ``invalid_event_id``), the per-account cap (429
-``too_many_streams``) and the process's (503 ``streams_full``), both with Retry-After,
-``Accept`` (406). Then the response's body is an async iterator
+``too_many_streams``) and the process's (503 ``streams_full``), each 429 and 503 with
+Retry-After, ``Accept`` (406). Then the response's body is an async iterator
 (games.live.streams) that the ASGI server drives: the request's thread and its database
 connection are given back at once.
 
@@ -114,13 +115,14 @@ def _nothing_more() -> HttpResponse:
 class _StreamApi(APIView):
     """Authentication happens in :meth:`_start`, through the few threads that read the
     database for the streams (events.call_db), not in the request's own thread: served by
-    ASGI, each request has a thread and would open a connection of its own. The
-    per-account cap stands in for the request-rate throttles (a stream is one request)."""
+    ASGI, each request has a thread and would open a connection of its own. The request-rate
+    throttles (the API's defaults) count the opening there too, once the viewer is known:
+    the cap on open streams alone let a client open, close and reopen streams without end.
+    A page's EventSource reopening its stream every ``LIVE_RETRY_MS`` stays far inside."""
 
     renderer_classes = [EventStreamRenderer, NdjsonRenderer]
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
-    throttle_classes: list[Any] = []
     authenticators = [TokenAuthentication, SessionAuthentication]
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
@@ -132,6 +134,7 @@ class _StreamApi(APIView):
     def _start(self, request: Request) -> tuple[Wire, int | None, streams.Viewer, streams.Slot]:
         wire = WIRES[request.accepted_renderer.media_type]
         user, auth = self._authenticate(request)
+        super().check_throttles(request)  # 429 throttled, per account as every request
         after = _after(request)
         viewer = streams.Viewer(user=user, credential=_credential(request, auth))
         return wire, after, viewer, self._slot(user)
@@ -157,6 +160,10 @@ class _StreamApi(APIView):
     def perform_authentication(self, request: Request) -> None:
         """Not here, in the request's thread: in :meth:`_start` (DRF would otherwise set
         the request's user to anonymous, hiding the session's)."""
+
+    def check_throttles(self, request: Request) -> None:
+        """Not here, before authentication (every opening would count as anonymous, per
+        address): in :meth:`_start`, once the viewer is known."""
 
     def get_authenticate_header(self, request: Request) -> str:
         return "Token"  # as TokenAuthentication says it: a 401, not a 403
@@ -236,8 +243,9 @@ class MatchStreamApi(_StreamApi):
             "After the last event of a match that is over: 204 No Content (stop)."
             " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "
             "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 429 "
-            "`too_many_streams` (16 open streams per account), 503 `streams_full` (the server's "
-            "own cap on open streams); both with `Retry-After`."
+            "`throttled` (an opening counts in the account's request rate, as any request), "
+            "429 `too_many_streams` (16 open streams per account), 503 `streams_full` (the "
+            "server's own cap on open streams); each with `Retry-After`."
         ),
         parameters=_RESUME,
         responses={**_STREAM_RESPONSE, **_NOTHING_MORE, **_STREAM_ERRORS},

@@ -267,3 +267,70 @@ def test_the_redis_counters_never_let_more_than_the_limit_through_in_parallel(
     assert isinstance(caches["throttle"], RedisCache)
     rates(anon="50/min")
     assert _served_in_parallel("anon", threads=8, each=25) == 50
+
+
+# --- Opening a live stream is a request like any other --------------------------------------
+
+SSE = "text/event-stream"
+NDJSON = "application/x-ndjson"
+
+
+def _open_stream(client: APIClient, path: str, accept: str = SSE) -> Any:
+    """One stream opening; served by WSGI (the test client), it answers and ends at once."""
+    response = client.get(path, HTTP_ACCEPT=accept)
+    if response.streaming:
+        b"".join(response.streaming_content)
+    return response
+
+
+def test_opening_a_stream_counts_in_the_accounts_request_rate(
+    rates: Callable[..., None],
+    user_factory: Callable[..., User],
+    auth_client: Callable[[User], APIClient],
+    games: Any,
+) -> None:
+    """The streams skipped the throttles (they authenticate in their own threads, and only
+    the cap on open streams applied): a client could open, close and reopen them without
+    end, each opening an authentication and a read of the match. Now each opening counts
+    in the account's request rate like any request, and over it is the same 429
+    ``throttled``, in JSON, with Retry-After, whichever stream and format."""
+    rates(user="4/min")
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob)
+    match_stream = f"/api/v1/matches/{match.pk}/stream"
+    client = auth_client(alice)
+    assert client.get(ME).status_code == 200
+    assert _open_stream(client, match_stream).status_code == 200
+    assert _open_stream(client, "/api/v1/stream", NDJSON).status_code == 200
+    assert _open_stream(client, match_stream, NDJSON).status_code == 200
+    for path, accept in [(match_stream, SSE), ("/api/v1/stream", SSE), (match_stream, NDJSON)]:
+        response = _open_stream(client, path, accept)
+        assert not response.streaming
+        assert_throttled(response)
+    assert_throttled(client.get(ME))  # one budget for the account's requests and streams
+    assert _open_stream(auth_client(bob), match_stream).status_code == 200  # per account
+
+
+def test_a_page_reconnecting_its_streams_stays_well_inside_the_default_rate(
+    user_factory: Callable[..., User], auth_client: Callable[[User], APIClient], games: Any
+) -> None:
+    """EventSource reopens a stream that ended after the stream's ``retry``
+    (``LIVE_RETRY_MS``). Served by WSGI every stream ends at once, so a page reopens its
+    stream all the time: a minute of that for a match page and a lobby page of one
+    account, with the default rates, is all answered and takes a small share of the
+    budget, which the page's other requests have besides."""
+    from briscola_service import throttling
+
+    rate = throttling.rate_of("user")
+    assert rate is not None
+    limit, period = rate
+    per_minute = 60_000 // django_settings.LIVE_RETRY_MS
+    assert period == 60 and 2 * per_minute <= limit // 4, (per_minute, limit)
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = games.person_match(alice, bob)
+    client = auth_client(alice)
+    for _ in range(per_minute):
+        assert _open_stream(client, f"/api/v1/matches/{match.pk}/stream").status_code == 200
+        assert _open_stream(client, "/api/v1/stream").status_code == 200
+    assert throttling.peek(f"user:u{alice.pk}").hits == 2 * per_minute  # each one counted
+    assert client.get(ME).status_code == 200
