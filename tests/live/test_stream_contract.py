@@ -6,6 +6,7 @@ revoked token; heartbeats; a match that turns private; the WSGI fallback."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -504,6 +505,67 @@ def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
     assert [e["type"] for e in events] == ["match_aborted"]
     assert events[-1]["detail"]["status"] == "aborted"
     assert events[-1]["detail"]["end_reason"] == "abort_window"
+
+
+def test_a_failing_sweep_of_a_stream_is_logged_and_the_stream_goes_on(
+    user_factory: Callable[..., User],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    live: Any,
+) -> None:
+    """The sweep that a due match's stream runs (``make run``) can fail: SQLite's lock held
+    past its wait, a bug. A stream's body cannot answer an error (its 200 has gone): the
+    error would cut the connection, and EventSource would reconnect straight into the same
+    sweep. So the failure is logged and the stream waits on; the next period sweeps again
+    (the failed one gave its sweep lock back), and that sweep's timeout comes down the
+    same stream. The stream then leaves nothing behind (its slot: the ``live`` fixture)."""
+    from django.db import OperationalError
+
+    from games.clocks import services as clocks
+    from games.clocks.services import TimeControl
+    from tests.clocks.conftest import db_travel
+
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0.1
+    settings.LIVE_HEARTBEAT_SECONDS = 0.5  # learns the moved deadline at a heartbeat
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(
+        creator=alice,
+        players=2,
+        format="single",
+        seats=[SeatSpec("user", "bob")],
+        time_control=TimeControl(per_move_seconds=10),
+    )
+    match_join(match_id=match.pk, user=bob)
+    enforce = clocks.timeout_enforce
+    sweeps: list[str] = []  # the threads that applied the deadline, or tried to
+
+    def failing_once(**kwargs: Any) -> Any:
+        sweeps.append(threading.current_thread().name)
+        if len(sweeps) == 1:
+            raise OperationalError("database is locked")
+        return enforce(**kwargs)
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[str]]:
+        stream = await open_stream(_path(match.pk), alice)
+        await stream.next()
+        monkeypatch.setattr(clocks, "timeout_enforce", failing_once)
+        await in_test_thread(lambda: db_travel(match.pk, 40))()  # past the first move's 30 s
+        events = await stream.rest(timeout=10)  # the stream ends once the match is aborted
+        await stream.close()
+        return events, stream.raw
+
+    events, raw = run(scenario)
+    assert len(sweeps) >= 2 and sweeps[0].startswith("live-db"), sweeps  # the stream's own
+    failed = [r for r in caplog.records if r.name == "games.live.streams"]
+    assert [(r.levelname, r.getMessage()) for r in failed] == [
+        ("ERROR", "the in-process clocks sweep failed")
+    ]
+    assert failed[0].exc_info is not None and failed[0].exc_info[0] is OperationalError
+    assert [e["type"] for e in events] == ["match_aborted"]
+    assert events[-1]["detail"]["end_reason"] == "abort_window"
+    assert not any("locked" in block for block in raw)  # nothing of the error on the wire
+    assert live.subscribers() == 0
 
 
 def test_heartbeats_keep_a_quiet_stream_alive(
