@@ -3,6 +3,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -172,8 +173,13 @@ def test_handler_leaves_unknown_exceptions_to_django() -> None:
     assert api_exception_handler(ValueError("boom"), {}) is None
 
 
-def test_secret_key_is_required_without_debug() -> None:
+@pytest.mark.parametrize("secret_key", [None, "", " \t "])
+def test_secret_key_is_required_without_debug(secret_key: str | None) -> None:
+    """Blank is not set: a SECRET_KEY of spaces ran the server with that key, as easy to
+    guess as none (anyone could forge a session cookie)."""
     env: dict[str, Any] = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
+    if secret_key is not None:
+        env["SECRET_KEY"] = secret_key
     env["DEBUG"] = "false"
     result = subprocess.run(
         [sys.executable, "-c", "import briscola_service.settings"],
@@ -226,6 +232,38 @@ def test_without_a_secret_key_debug_makes_a_random_one_of_its_own(tmp_path: Path
     assert _dev_secret_key(path) == first  # the next process, or the next start
     assert _dev_secret_key(tmp_path / "elsewhere") != first
     assert settings.SECRET_KEY != "django-insecure-dev-only-never-use-this-key-in-production"
+
+
+@pytest.mark.parametrize("content", ["", "  \n", "\n\t \n"])
+def test_an_empty_dev_secret_key_file_is_never_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """A process stopped between making the file and writing the key (or a full disk)
+    leaves ``.dev-secret-key`` empty. Not a key: every process refuses to start, naming
+    the file and what to do, rather than sign sessions with an empty (or blank) key. Nor
+    does it write a new one: a worker would then sign with another key than its siblings,
+    which read the file a moment before (a file still being written is waited for)."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from briscola_service import settings as settings_module
+
+    waits: list[float] = []
+    monkeypatch.setattr(settings_module, "time", SimpleNamespace(sleep=waits.append))
+    path = tmp_path / ".dev-secret-key"
+    path.write_text(content, "ascii")
+    with pytest.raises(ImproperlyConfigured, match="is empty: delete it, or set SECRET_KEY"):
+        settings_module._dev_secret_key(path)
+    assert waits  # for the process that may be writing it
+    assert path.read_text("ascii") == content
+
+    def written_meanwhile(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 3:
+            path.write_text("the-key-another-process-wrote\n", "ascii")
+
+    waits.clear()
+    monkeypatch.setattr(settings_module, "time", SimpleNamespace(sleep=written_meanwhile))
+    assert settings_module._dev_secret_key(path) == "the-key-another-process-wrote"
 
 
 @pytest.mark.postgres
