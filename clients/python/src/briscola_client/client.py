@@ -77,7 +77,9 @@ class StreamFeed:
     stream ends (the server closed it, a proxy cut it, a restart) it reconnects with
     ``?after=`` the last event's id and misses nothing; an empty line is a heartbeat. A
     server without streams (404) or with too many open for this account (429
-    ``too_many_streams``) is polled instead (``fallback``)."""
+    ``too_many_streams``) is polled instead (``fallback``); an opening over the account's
+    request rate (429 ``throttled``) is waited out (``Retry-After``), as the client's other
+    requests are, unless ``wait_when_throttled`` is false."""
 
     def __init__(self, fallback: MatchFeed | None = None, *, read_timeout: float = 60.0) -> None:
         self.fallback: MatchFeed = fallback if fallback is not None else PollingFeed()
@@ -110,6 +112,11 @@ class StreamFeed:
                 if exc.code in (404, 406) or error.code == "too_many_streams":
                     yield from self.fallback.changes(client, match_id)
                     return
+                if exc.code == 429 and client.wait_when_throttled:
+                    # An opening counts in the account's request rate (``throttled``):
+                    # waited out as any request is, then the stream is opened again.
+                    client.sleep(_retry_after(exc.headers, error))
+                    continue
                 raise error from None
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 client.sleep(0.5)  # cut off: reconnect after the last event seen
