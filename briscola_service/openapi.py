@@ -7,10 +7,21 @@ from typing import Any
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import is_serializer
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.negotiation import DefaultContentNegotiation
 
 from briscola_service.exceptions import ErrorSerializer, error_codes
+
+# `Retry-After`, which the server sends with a 429 (throttled: exceptions.py and
+# middleware.py; a refused stream: games.live) and a 503 (a database outage:
+# middleware.py; a full stream server), declared on every such answer.
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    int,
+    OpenApiParameter.HEADER,
+    response=[429, 503],
+    description="Seconds to wait before trying again (as `details.retry_after`).",
+)
 
 
 def _error(description: str) -> OpenApiResponse:
@@ -59,6 +70,20 @@ class AutoSchema(openapi.AutoSchema):
             schema["additionalProperties"] = False
         return schema
 
+    def _get_request_body(self, direction: Any = "request") -> dict[str, Any] | None:
+        """A view that reads its body itself (a free-form object: drf-spectacular marks
+        only a serializer with required fields as a required body) and refuses a request
+        without one says so with ``request_body_required = True``."""
+        body: dict[str, Any] | None = super()._get_request_body(direction)
+        if body is not None and getattr(self.view, "request_body_required", False):
+            body["required"] = True
+        return body
+
+    def get_override_parameters(self) -> list[Any]:
+        """The view's own, and the response headers every operation may answer with
+        (`Retry-After` on 429 and 503)."""
+        return [*super().get_override_parameters(), RETRY_AFTER]
+
     def _global_errors(self) -> dict[str, OpenApiResponse]:
         errors: dict[str, OpenApiResponse] = {}
         if self.view.get_authenticators():
@@ -102,10 +127,17 @@ def _path_rank(path: str) -> int:
 _ENUM_RENAMES = {"ActionEnum": "SeatTimedOutActionEnum", "ByEnum": "SeatReturnedByEnum"}
 _EVENT_TYPE_ENUM = re.compile(r"(?P<event>[A-Za-z]+)EventTypeEnum")
 
-# `null` as OpenAPI 3.0.3 can say it: an enum of the one value null (drf-spectacular's own
-# NullEnum, which its ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE would add).
-NULL_ENUM = "NullEnum"
-_NULL_REF = {"$ref": f"#/components/schemas/{NULL_ENUM}"}
+# `null` as OpenAPI 3.0.3 can say it: an enum of the one value null, written inline at
+# each use. Not a component: a generator makes a model of every component, and an enum
+# of no type and no non-null value is none it can write (OpenAPITools' Python generator
+# wrote `class NullEnum(, Enum):`, a module that does not import); inline, every
+# generator reads the choice as "or null" (OpenAPITools, openapi-python-client,
+# openapi-typescript) and every validator accepts null.
+NULL = {"enum": [None]}
+
+
+def _null() -> dict[str, Any]:
+    return {"enum": [None]}  # a new one at each use: a shared one would be a YAML alias
 
 
 def _walk(node: Any) -> Iterator[dict[str, Any]]:
@@ -145,21 +177,17 @@ def _strict_nullables(result: dict[str, Any]) -> None:
     for ``{"allOf": [{"$ref": ...}], "nullable": true}`` (what drf-spectacular writes for a
     nullable nested serializer or enum) and for ``{"oneOf": [...], "nullable": true}``,
     since null matches none of the schemas combined. Each becomes a ``oneOf`` with
-    `NullEnum` (``{"enum": [null]}``) as one more choice, which every reading accepts."""
-    used = False
+    `NULL` (``{"enum": [null]}``, inline) as one more choice, which every reading accepts."""
     for node in list(_walk(result.get("paths", {}))) + list(_walk(result.get("components", {}))):
         if node.get("nullable") is not True or "type" in node:
             continue
         if len(node.get("allOf", ())) == 1:
-            node["oneOf"] = [node.pop("allOf")[0], dict(_NULL_REF)]
-        elif "oneOf" in node and _NULL_REF not in node["oneOf"]:
-            node["oneOf"].append(dict(_NULL_REF))  # a copy each: no YAML aliases
+            node["oneOf"] = [node.pop("allOf")[0], _null()]
+        elif "oneOf" in node and NULL not in node["oneOf"]:
+            node["oneOf"].append(_null())
         else:
             continue
         del node["nullable"]
-        used = True
-    if used:
-        result["components"]["schemas"][NULL_ENUM] = {"enum": [None]}
 
 
 def postprocess(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:

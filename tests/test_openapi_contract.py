@@ -215,3 +215,128 @@ def test_the_time_control_choices_of_a_new_match_are_typed(schema: dict[str, Any
     on_timeout = [_resolve(schema, n) for n in create["on_timeout"]["oneOf"]]
     assert on_timeout == [{"type": "string", "enum": ["bot", "forfeit"]}, {"enum": [None]}]
     assert create["timeout_bot"]["type"] == "string" and create["timeout_bot"]["nullable"]
+
+
+def _inlined(schema: dict[str, Any], node: Any) -> Any:
+    """``node`` with every ``$ref`` replaced by its component (the enum fields' schemas
+    have no cycles), so a plain validator reads it without a reference registry."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inlined(schema, _resolve(schema, node))
+        return {key: _inlined(schema, value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inlined(schema, value) for value in node]
+    return node
+
+
+def test_nullable_enums_accept_null_and_their_values_and_no_component_is_only_null(
+    schema: dict[str, Any],
+) -> None:
+    """Generators make a model of every component: an enum component of the value null
+    alone (the `NullEnum` the schema had) came out of OpenAPITools' Python generator as
+    ``class NullEnum(, Enum):``, a client that does not import. Null is said inline, and
+    each nullable enum field still accepts null and each of its values, and nothing else,
+    under a strict OpenAPI 3.0 validator (the one openapi-core uses)."""
+    from openapi_schema_validator import OAS30Validator
+
+    components = schema["components"]["schemas"]
+    only_null = [n for n, c in components.items() if "enum" in c and set(c["enum"]) <= {None}]
+    assert only_null == []
+    checked = set()
+    for name, component in components.items():
+        for field, prop in component.get("properties", {}).items():
+            choices = [_resolve(schema, n) for n in prop.get("oneOf", ())]
+            enums = [c["enum"] for c in choices if c.get("type") == "string" and "enum" in c]
+            if not enums or {"enum": [None]} not in choices:
+                continue
+            validator = OAS30Validator(_inlined(schema, prop))
+            for value in [None, *enums[0]]:
+                assert validator.is_valid(value), (name, field, value)
+            assert not validator.is_valid("not-a-choice"), (name, field)
+            checked.add(f"{name}.{field}")
+    assert {
+        "MatchDetailOutput.end_reason",
+        "MatchSummaryOutput.end_reason",
+        "MatchEndedEvent.reason",
+        "MatchCreateInputRequest.on_timeout",
+    } <= checked
+
+
+def test_a_record_check_needs_its_body_and_a_new_match_names_every_bot_level(
+    schema: dict[str, Any], user_factory: Any, auth_client: Any
+) -> None:
+    """`POST /records/check` reads its body itself (drf-spectacular saw a free-form object
+    and did not mark it required) and answers 400 without one; the description of
+    `POST /matches` named three bot levels of the seven the server seats."""
+    from games.matches.selectors import bot_levels_seatable
+
+    check = schema["paths"]["/api/v1/records/check"]["post"]
+    assert check["requestBody"].get("required") is True
+    client = auth_client(user_factory(username="rita"))
+    response = client.post("/api/v1/records/check", content_type="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "invalid_record"
+
+    create = schema["paths"]["/api/v1/matches"]["post"]["description"]
+    levels = bot_levels_seatable()
+    assert len(levels) > 3 and all(f"`{level}`" in create for level in levels)
+    assert "random|greedy|expert" not in create.replace('"', "")
+
+
+def _headers_declared(schema: dict[str, Any], path: str, method: str, code: int) -> set[str]:
+    response = schema["paths"][path][method]["responses"][str(code)]
+    return {name.lower() for name in response.get("headers", {})}
+
+
+def test_the_response_headers_clients_rely_on_are_declared(schema: dict[str, Any]) -> None:
+    """`ETag` on every answer that is a match detail (all built by
+    games.matches.apis._detail_response) and on the 304 (which has no body), `Retry-After`
+    on every 429 and 503, and `Idempotent-Replayed` on the success of every operation
+    that takes an `Idempotency-Key` (only successes are recorded, so replayed)."""
+    detail = "#/components/schemas/MatchDetailOutput"
+    seen = {"etag": 0, "retry": 0, "replayed": 0}
+    for path, method, operation in _operations(schema):
+        idempotent = any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", []))
+        for code, response in operation["responses"].items():
+            headers = set(response.get("headers", {}))
+            if code in ("429", "503"):
+                assert "Retry-After" in headers, (path, method, code)
+                seen["retry"] += 1
+            body = response.get("content", {}).get("application/json", {}).get("schema", {})
+            if code.startswith("2") and body.get("$ref") == detail:
+                assert response["headers"]["ETag"]["required"] is True, (path, method, code)
+                seen["etag"] += 1
+            if code.startswith("2") and idempotent:
+                assert "Idempotent-Replayed" in headers, (path, method, code)
+                seen["replayed"] += 1
+    assert seen["etag"] >= 10 and seen["retry"] >= 20 and seen["replayed"] == 2, seen
+    not_modified = schema["paths"]["/api/v1/matches/{match_id}"]["get"]["responses"]["304"]
+    assert "content" not in not_modified and "ETag" in not_modified["headers"]
+
+
+@pytest.mark.django_db
+def test_the_headers_the_server_sends_are_the_declared_ones(
+    schema: dict[str, Any], user_factory: Any, auth_client: Any
+) -> None:
+    """What the server answers, checked against the schema: a new match (and its replay)
+    and its detail carry their declared `ETag` and `Idempotent-Replayed`, and the 304 of an
+    `If-None-Match` that matches has no body."""
+    relied_on = {"etag", "idempotent-replayed", "retry-after"}
+    client = auth_client(user_factory(username="sara"))
+    body = {"players": 2, "seats": [{"bot": "random"}]}
+    headers = {"HTTP_IDEMPOTENCY_KEY": "the-first-match"}
+    created = client.post("/api/v1/matches", body, format="json", **headers)
+    replayed = client.post("/api/v1/matches", body, format="json", **headers)
+    assert created.status_code == replayed.status_code == 201, created.content
+    assert replayed["Idempotent-Replayed"] == "true"
+    for response in (created, replayed):
+        sent = {name.lower() for name in response.headers} & relied_on
+        assert "etag" in sent
+        assert sent <= _headers_declared(schema, "/api/v1/matches", "post", 201)
+    url = f"/api/v1/matches/{created.json()['id']}"
+    path = "/api/v1/matches/{match_id}"
+    read = client.get(url)
+    assert read.status_code == 200 and "etag" in _headers_declared(schema, path, "get", 200)
+    unchanged = client.get(url, HTTP_IF_NONE_MATCH=read["ETag"])
+    assert unchanged.status_code == 304 and unchanged.content == b""
+    assert unchanged["ETag"] == read["ETag"]
+    assert "etag" in _headers_declared(schema, path, "get", 304)

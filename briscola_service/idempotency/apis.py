@@ -34,6 +34,23 @@ IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
 IDEMPOTENCY_ERRORS = {409: ErrorSerializer, 422: ErrorSerializer}
 
 
+def replayed_header(*codes: int) -> OpenApiParameter:
+    """`Idempotent-Replayed` as a response header of ``codes``: only a success is recorded,
+    so only a success is ever replayed (an operation lists it beside
+    IDEMPOTENCY_KEY_PARAMETER)."""
+    return OpenApiParameter(
+        REPLAYED_HEADER,
+        str,
+        location=OpenApiParameter.HEADER,
+        response=list(codes),
+        enum=["true"],
+        description=(
+            "`true` when this is the recorded answer to an earlier request with the same "
+            "`Idempotency-Key`, replayed (nothing new was written); absent otherwise."
+        ),
+    )
+
+
 def _body(request: Request) -> Any:
     data = request.data
     if hasattr(data, "getlist"):  # a form: a QueryDict

@@ -11,7 +11,7 @@ from briscola_service.pagination import StandardPagination
 from games.clocks import selectors, services
 from games.http import READ_ERRORS, query_params
 from games.matches import selectors as match_selectors
-from games.matches.apis import ERRORS, _detail
+from games.matches.apis import ERRORS, _detail, etag_header
 from games.matches.serializers import (
     DeclineInput,
     MatchDetailOutput,
@@ -50,6 +50,7 @@ class MatchDeclineApi(APIView):
         description="403 `not_invited` without an unanswered invitation; 409 "
         "`match_not_joinable` once the match started.",
         request=DeclineInput,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
@@ -68,6 +69,7 @@ class MatchLeaveApi(APIView):
         summary="Leave a match still waiting for players (its creator aborts it instead)",
         description="409 `cannot_leave` for the creator or once the match started.",
         request=None,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
@@ -82,6 +84,7 @@ class SeatReturnApi(APIView):
         summary="Take back your seat from the timeout bot",
         description="409 `seat_not_left` for a seat you never left.",
         request=None,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
@@ -98,6 +101,7 @@ class MatchRematchApi(APIView):
         "once every person has accepted (this call, by each of them); bots accept at once. "
         "Refuse it by declining the new match. 409 `match_not_finished` before the end.",
         request=None,
+        parameters=[etag_header(201)],
         responses={201: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:

@@ -16,6 +16,7 @@ from briscola_service.idempotency.apis import (
     IDEMPOTENCY_ERRORS,
     IDEMPOTENCY_KEY_PARAMETER,
     idempotent,
+    replayed_header,
 )
 from briscola_service.pagination import StandardPagination
 from games.clocks import services as clocks
@@ -57,6 +58,27 @@ def _detail_response(snapshot: selectors.MatchSnapshot, user: Any, status_code: 
     return response
 
 
+def etag_header(*codes: int) -> OpenApiParameter:
+    """The `ETag` that every match detail answer carries (:func:`_detail_response`, and a
+    304 of MatchDetailApi), as a response header of ``codes``."""
+    return OpenApiParameter(
+        "ETag",
+        str,
+        OpenApiParameter.HEADER,
+        response=list(codes),
+        required=True,
+        description=(
+            "The version of this match detail as you see it: send it back in "
+            "`If-None-Match` on `GET /matches/{match_id}` to get 304 while nothing changed."
+        ),
+    )
+
+
+# The bot levels a match may seat, as the server checks them (an unknown one: 400), named
+# in the description so that it does not go stale when a level is added.
+_BOT_LEVELS = ", ".join(f"`{level}`" for level in selectors.bot_levels_seatable())
+
+
 class MatchListCreateApi(APIView):
     pagination_class = StandardPagination  # also makes the schema say so
 
@@ -94,7 +116,8 @@ class MatchListCreateApi(APIView):
         tags=["matches"],
         summary="Create a match; you take seat 0 (or, for an exhibition, no seat)",
         description=(
-            '`seats` lists seats 1.. in order: `{"bot": "random"|"greedy"|"expert"}`, '
+            '`seats` lists seats 1.. in order: `{"bot": "<level>"}` (a level: '
+            f"{_BOT_LEVELS}), "
             '`{"user": "<username>"}` (an invitation) or `"open"`. The match starts '
             "as soon as every seat is taken.\n\n"
             '**Time limits**: `"time_control": {"per_move_seconds": 5..600}` or '
@@ -111,7 +134,7 @@ class MatchListCreateApi(APIView):
             "400 when a listed seat is not a bot.\n\n"
             "Send an `Idempotency-Key` header to make a retry safe: see the parameter."
         ),
-        parameters=[IDEMPOTENCY_KEY_PARAMETER],
+        parameters=[IDEMPOTENCY_KEY_PARAMETER, replayed_header(201), etag_header(201)],
         request=MatchCreateInput,
         responses={201: MatchDetailOutput, **ERRORS, **IDEMPOTENCY_ERRORS},
     )
@@ -154,7 +177,8 @@ class MatchDetailApi(APIView):
                 OpenApiParameter.HEADER,
                 description="The `ETag` of the last detail you read (`*`: any; 304 if the "
                 "match exists and you may see it).",
-            )
+            ),
+            etag_header(200, 304),
         ],
         responses={
             200: MatchDetailOutput,
@@ -205,6 +229,7 @@ class MatchJoinApi(APIView):
         tags=["matches"],
         summary="Take an open seat, or the seat you were invited to",
         request=MatchJoinInput,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
@@ -220,6 +245,7 @@ class MatchAbortApi(APIView):
         tags=["matches"],
         summary="Call off a match still waiting for players (its creator, or an administrator)",
         request=None,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:
@@ -243,7 +269,7 @@ class MoveCreateApi(APIView):
             "Send an `Idempotency-Key` header to make a retry safe: the retry of a move "
             "that was played answers its first response instead of `stale_ply`."
         ),
-        parameters=[IDEMPOTENCY_KEY_PARAMETER],
+        parameters=[IDEMPOTENCY_KEY_PARAMETER, replayed_header(201), etag_header(201)],
         request=MoveInput,
         responses={201: MatchDetailOutput, **ERRORS, **IDEMPOTENCY_ERRORS},
     )
@@ -273,6 +299,7 @@ class MatchResignApi(APIView):
         tags=["matches"],
         summary="Resign: the match ends at once and the other team wins",
         request=None,
+        parameters=[etag_header(200)],
         responses={200: MatchDetailOutput, **ERRORS},
     )
     def post(self, request: Request, match_id: str) -> Response:

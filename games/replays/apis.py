@@ -196,6 +196,9 @@ class MatchExportApi(OpenToPublicDealsApi):
 
 class RecordCheckApi(APIView):
     required_scope = "read"  # a POST that only reads: a read token may check records
+    # The body is read raw (below), so drf-spectacular cannot tell that one is needed: an
+    # absent body is 400 `invalid_record`; the schema says so (briscola_service.openapi).
+    request_body_required = True
 
     @extend_schema(
         operation_id="records_check",
