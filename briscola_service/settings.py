@@ -178,9 +178,16 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # streams' reading threads share one file. A write waits up to 20 s for the lock
     # instead of failing at once with "database is locked" (Python's default is 5 s: the
     # re-audit saw a move answered 503 and a bot's reply lost under load), and WAL lets
-    # reads go on while a write is made.
+    # reads go on while a write is made. A transaction begins IMMEDIATE, taking the write
+    # lock first: in SQLite's default (deferred) ones, a transaction that read and then
+    # writes while another holds the lock fails at once, whatever the timeout (an outside
+    # audit: 503s for moves of two people playing at once, and for parallel creations).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
