@@ -491,6 +491,11 @@ SPECTACULAR_SETTINGS = {
                 "match_ended",
             ]
         },
+        # The live streams' events (games.live.serializers): the stream code's own constants.
+        "MatchStreamChangeEnum": "games.live.events.MatchStreamChange",
+        "AccountStreamChangeEnum": "games.live.streams.AccountStreamChange",
+        "AccountTypeEnum": "games.live.serializers.ACCOUNT_TYPE",
+        "StreamClosedTypeEnum": "games.live.serializers.STREAM_CLOSED_TYPE",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -39,6 +39,7 @@ from games.errors import InvalidEventIdError, StreamsFullError, TooManyStreamsEr
 from games.http import READ_ERRORS, query_params
 from games.live import streams
 from games.live.events import WIRES, Wire, call_db, encode, is_settled, position
+from games.live.serializers import AccountStreamEvent, MatchStreamEvent
 
 _EVENT_ID = re.compile(r"[0-9]{1,15}")
 
@@ -169,28 +170,35 @@ class _StreamApi(APIView):
         return "Token"  # as TokenAuthentication says it: a 401, not a 403
 
 
-# One SSE event (its fields), and one NDJSON line (the event's JSON object).
-_SSE_EVENT = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "description": "The event's id."},
-        "event": {"type": "string", "description": "The event's type."},
-        "data": {"type": "string", "description": "The event: a JSON object."},
-    },
-}
-_EVENT = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "integer", "description": "Strictly increasing along the stream."},
-        "type": {"type": "string"},
-    },
-    "required": ["id", "type"],
-    "additionalProperties": True,
-}
-_STREAM_RESPONSE = {
-    (200, "text/event-stream"): OpenApiResponse(_SSE_EVENT),
-    (200, "application/x-ndjson"): OpenApiResponse(_EVENT),
-}
+def _stream_response(event: Any) -> dict[Any, OpenApiResponse]:
+    """A stream's 200 in both formats. An NDJSON line is one event, ``event``'s component;
+    an SSE block is text that no JSON schema can describe: its fields are, with ``data``
+    (the same JSON object as the line) naming that component."""
+    component = event.component_name
+    sse_event = {
+        "type": "object",
+        "description": f"One SSE event. `data` is a `{component}`, as JSON.",
+        "properties": {
+            "id": {"type": "string", "description": f"The event's `id` (`{component}.id`)."},
+            "event": {"type": "string", "description": f"Its `type` (`{component}.type`)."},
+            "data": {
+                "type": "string",
+                "description": f"The event: a `{component}`, as JSON (one line).",
+            },
+        },
+        "required": ["id", "event", "data"],
+    }
+    description = (
+        f"Each event is a `{component}`: in NDJSON one per line (an empty line keeps "
+        "alive), in SSE the `data` of a block whose `id` and `event` are its `id` and "
+        "`type` (a comment keeps alive)."
+    )
+    return {
+        (200, "text/event-stream"): OpenApiResponse(sse_event, description=description),
+        (200, "application/x-ndjson"): OpenApiResponse(event, description=description),
+    }
+
+
 _NOTHING_MORE = {
     204: OpenApiResponse(
         description="No Content: the match is over (and rated, if rated) and the client "
@@ -224,20 +232,23 @@ class MatchStreamApi(_StreamApi):
         summary="The match as it changes: Server-Sent Events or NDJSON",
         description=(
             "`Accept: text/event-stream` answers Server-Sent Events; `Accept: "
-            "application/x-ndjson` one JSON object per line. Both carry the same events. "
-            "The first is a `match` event: your whole match detail, the body `GET "
-            "/api/v1/matches/{id}` answers. Then one event per change, of type "
-            "`seat_joined`, `match_started`, `card_played`, `deal_finished`, "
-            "`deal_started`, `match_finished`, `match_aborted` or `rating_changed` "
-            "(`changes` lists each change the event carries). Every event has `id` (the "
+            "application/x-ndjson` one JSON object per line. Both carry the same events, "
+            "each a `MatchStreamEvent`. The first is a `match` event: your whole match "
+            "detail, the body `GET /api/v1/matches/{id}` answers. Then one event per change "
+            "(a `MatchStreamUpdate`), of type `seat_joined`, `match_started`, `card_played`, "
+            "`deal_finished`, `deal_started`, `match_finished`, `match_aborted`, "
+            "`rating_changed` or `match_event` (a clock event: a timeout, a seat left or "
+            "given back, a rematch proposed; the match's event log tells which), `changes` "
+            "listing each change the event carries. Every such event has `id` (the "
             "match's position: strictly increasing, the same for every viewer), `etag` "
             "(the ETag of `detail`), `detail` (your match detail after the change) and, "
             "for a card played, `move` {deal, ply, seat, card}. A heartbeat (an SSE "
             "comment, an empty NDJSON line) comes every 15 s of silence. The stream ends "
             "once the match is over and rated (or aborted), or with a `stream_closed` "
-            "event {reason}: `match_private`, `token_revoked` (the token it was opened with, the "
-            "account's or a personal one, was revoked), `signed_out` (its session signed out "
-            "or the password changed).\n\n"
+            "event {id, reason} (a `MatchStreamClosed`: its `id` is the last event's): "
+            "`match_private`, `match_not_found` (the match is gone), `token_revoked` (the "
+            "token it was opened with, the account's or a personal one, was revoked), "
+            "`signed_out` (its session signed out or the password changed).\n\n"
             "Resume with `Last-Event-ID` (or `?after=`): every event after that id, in "
             "order; from before the current deal, one `match` event with the whole detail. "
             "After the last event of a match that is over: 204 No Content (stop)."
@@ -248,7 +259,7 @@ class MatchStreamApi(_StreamApi):
             "server's own cap on open streams); each with `Retry-After`."
         ),
         parameters=_RESUME,
-        responses={**_STREAM_RESPONSE, **_NOTHING_MORE, **_STREAM_ERRORS},
+        responses={**_stream_response(MatchStreamEvent), **_NOTHING_MORE, **_STREAM_ERRORS},
         examples=[
             OpenApiExample(
                 "SSE",
@@ -257,7 +268,7 @@ class MatchStreamApi(_StreamApi):
                 value=(
                     'id: 7\nevent: card_played\ndata: {"id":7,"type":"card_played",'
                     '"changes":["card_played"],"match":"…","etag":"W/\\"…\\"",'
-                    '"move":{"deal":12,"ply":4,"seat":1,"card":"7S"},"detail":{…}}\n\n'
+                    '"move":{"deal":12,"ply":4,"seat":1,"card":"7s"},"detail":{…}}\n\n'
                 ),
             )
         ],
@@ -301,16 +312,19 @@ class AccountStreamApi(_StreamApi):
         tags=["live"],
         summary="Your account's news as it happens: Server-Sent Events or NDJSON",
         description=(
-            "The first event is `account`: `matches`, each match of yours being played or "
-            "waiting for players (`your_turn`, `invited`, `status`, `deal`, `ply`, ...). "
-            "Then one event per change, the match's item with `type` `invitation_received`"
-            ", `match_started`, `your_turn`, `match_finished` or `rating_changed`. Ids "
-            "grow strictly; a reconnection (with or without `Last-Event-ID`) starts with a "
-            "fresh `account` event, so nothing is missed. Heartbeats, formats, limits and "
-            "errors as for the match stream."
+            "Each event is an `AccountStreamEvent`. The first is `account` (an "
+            "`AccountStreamSnapshot`): `matches`, each match of yours being played or "
+            "waiting for players (an `AccountStreamMatch`: `your_turn`, `invited`, `status`, "
+            "`deal`, `ply`, ...). Then one event per change (an `AccountStreamUpdate`), the "
+            "match's item with `type` `invitation_received`, `match_started`, `your_turn`, "
+            "`match_finished` (also for a match called off) or `rating_changed`. Ids grow "
+            "strictly; a reconnection (with or without `Last-Event-ID`) starts with a fresh "
+            "`account` event, so nothing is missed. The stream ends with a `stream_closed` "
+            "event {id, reason} when its credentials no longer sign in (`token_revoked`, "
+            "`signed_out`). Heartbeats, formats, limits and errors as for the match stream."
         ),
         parameters=_RESUME,
-        responses={**_STREAM_RESPONSE, **_STREAM_ERRORS},
+        responses={**_stream_response(AccountStreamEvent), **_STREAM_ERRORS},
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         return call_db(self._get, request)
@@ -322,7 +336,7 @@ class AccountStreamApi(_StreamApi):
             body = streams.account_stream(
                 wire=wire, viewer=viewer, watched=watched, items=items, slot=slot
             )
-            first = {"id": 0, "type": "account", "matches": list(items.values())}
+            first = {"id": 0, "type": streams.ACCOUNT, "matches": list(items.values())}
             response = _streaming(request, wire, body, [wire.opening(), wire.event(first)])
         except BaseException:
             slot.release()

@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections, connection, connections
+from django.db import close_old_connections, connection, connections, models
 from rest_framework.utils.encoders import JSONEncoder
 
 from accounts.models import User
@@ -51,18 +51,25 @@ T = TypeVar("T")
 # The cards of a deal: every deal but the last has all of them played.
 DEAL_CARDS = 40
 
-# The order in which an event's ``type`` is picked from its ``changes``: the weightiest.
-_TYPE_ORDER = [
-    "match_aborted",
-    "rating_changed",
-    "match_finished",
-    "deal_finished",
-    "match_started",
-    "deal_started",
-    "seat_joined",
-    "card_played",
-    "match_event",
-]
+
+class MatchStreamChange(models.TextChoices):
+    """What a match stream's event says changed (its ``changes``), the weightiest first:
+    the event's ``type`` is the first of these it carries. The one list of them: the
+    schema's enums are made of it (games.live.serializers), so a change the streams can
+    tell is a change the schema names."""
+
+    MATCH_ABORTED = "match_aborted", "The match was called off"
+    RATING_CHANGED = "rating_changed", "The players' ratings moved"
+    MATCH_FINISHED = "match_finished", "The match is over"
+    DEAL_FINISHED = "deal_finished", "A deal's last card was played"
+    MATCH_STARTED = "match_started", "Every seat was taken: the first deal began"
+    DEAL_STARTED = "deal_started", "A deal began"
+    SEAT_JOINED = "seat_joined", "A seat was taken"
+    CARD_PLAYED = "card_played", "A card was played"
+    MATCH_EVENT = "match_event", "A clock event: a timeout, a seat left or given back, ..."
+    # Last, never picked over a change: the type (and only change) of an event that carries
+    # the detail from scratch (a stream's first event, a resumption from an earlier deal).
+    MATCH = "match", "The whole match detail, from scratch"
 
 
 def position(version: tuple[Any, ...]) -> int:
@@ -79,35 +86,33 @@ def changes_between(old: tuple[Any, ...], new: tuple[Any, ...]) -> list[str]:
     """What changed from version ``old`` to ``new``, in the order it happened."""
     s0, j0, d0, m0, r0, e0 = old
     s1, j1, d1, m1, r1, e1 = new
-    out = []
+    change = MatchStreamChange
+    out: list[str] = []
     if e1 > e0:  # a clock event: a timeout, a seat taken or given back, a decline, ...
-        out.append("match_event")
+        out.append(change.MATCH_EVENT)
     if j1 > j0:
-        out.append("seat_joined")
+        out.append(change.SEAT_JOINED)
     if s0 == MatchStatus.WAITING and s1 != MatchStatus.WAITING and d1:
-        out.append("match_started")
+        out.append(change.MATCH_STARTED)
     if d1 > d0 and d0:  # the card that ended a deal, and the next deal
-        out += ["card_played", "deal_finished"]
+        out += [change.CARD_PLAYED, change.DEAL_FINISHED]
     if d1 > d0:
-        out.append("deal_started")
+        out.append(change.DEAL_STARTED)
     elif m1 > m0:
-        out.append("card_played")
+        out.append(change.CARD_PLAYED)
     if s1 == MatchStatus.FINISHED and s0 != MatchStatus.FINISHED:
         if d1 == d0 and m1 == DEAL_CARDS and m0 < DEAL_CARDS:
-            out.append("deal_finished")
-        out.append("match_finished")
+            out.append(change.DEAL_FINISHED)
+        out.append(change.MATCH_FINISHED)
     if s1 == MatchStatus.ABORTED and s0 != MatchStatus.ABORTED:
-        out.append("match_aborted")
+        out.append(change.MATCH_ABORTED)
     if r1 > r0:
-        out.append("rating_changed")
+        out.append(change.RATING_CHANGED)
     return out
 
 
 def _main_type(changes: list[str]) -> str:
-    for kind in _TYPE_ORDER:
-        if kind in changes:
-            return kind
-    return "match"
+    return next((kind for kind in MatchStreamChange if kind in changes), MatchStreamChange.MATCH)
 
 
 def is_settled(snapshot: MatchSnapshot) -> bool:
@@ -134,17 +139,17 @@ def match_event(
     Raises MatchPrivateError when ``user`` may no longer see the match."""
     detail = snapshot.detail_for(user)
     old = before.version if before is not None else before_version
-    changes = ["match"] if old is None else changes_between(old, snapshot.version)
+    changes = [MatchStreamChange.MATCH] if old is None else changes_between(old, snapshot.version)
     event: JSON = {
         "id": position(snapshot.version),
-        "type": "match" if old is None else _main_type(changes),
+        "type": _main_type(changes),
         "changes": changes,
         "match": snapshot.match_id,
         "etag": selectors.match_detail_etag(
             pk=snapshot.match_id, version=snapshot.version, user=user
         ),
     }
-    if before is not None and "card_played" in changes:
+    if before is not None and MatchStreamChange.CARD_PLAYED in changes:
         move = _move(before, snapshot)
         if move is not None:
             event["move"] = move

@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user
+from django.db import models
 from django.utils import timezone
 
 from accounts.models import User
@@ -42,6 +43,21 @@ from games.matches.selectors import MatchSnapshot
 from games.models import MatchStatus, Seat
 
 logger = logging.getLogger(__name__)
+
+# The types of event of the streams besides a match stream's changes (events.MatchStreamChange)
+# and an account stream's (AccountStreamChange below): the schema's enums are made of these.
+ACCOUNT = "account"
+STREAM_CLOSED = "stream_closed"
+
+
+class StreamClosedReason(models.TextChoices):
+    """Why the server ended a stream (its last event, ``stream_closed``)."""
+
+    MATCH_PRIVATE = "match_private", "You may no longer see the match"
+    MATCH_NOT_FOUND = "match_not_found", "The match is gone"
+    TOKEN_REVOKED = "token_revoked", "The token the stream was opened with was revoked"
+    SIGNED_OUT = "signed_out", "The session signed out, or the password changed"
+
 
 # -- the per-account cap ---------------------------------------------------------------------
 
@@ -123,7 +139,16 @@ class Credential:
 
     @property
     def closing_reason(self) -> str:
-        return "signed_out" if self.kind == "session" else "token_revoked"
+        """Why a stream opened with it ends once it no longer signs in: one of
+        ``CREDENTIAL_REASONS``."""
+        if self.kind == "session":
+            return StreamClosedReason.SIGNED_OUT
+        return StreamClosedReason.TOKEN_REVOKED
+
+
+# Why a stream ends for its credentials (Credential.closing_reason): the only reasons an
+# account stream ends with (a match it watches that is gone or private is let go quietly).
+CREDENTIAL_REASONS = (StreamClosedReason.TOKEN_REVOKED, StreamClosedReason.SIGNED_OUT)
 
 
 class _SessionRequest:
@@ -147,9 +172,8 @@ def credential_alive(user_id: int, credential: Credential) -> bool:
 
 
 def closing_event(last: int | None, reason: str) -> JSON:
-    """The last event of a stream the server ends: why (``match_private``,
-    ``token_revoked``, ``signed_out``, ``match_not_found``)."""
-    return {"id": last or 0, "type": "stream_closed", "reason": reason}
+    """The last event of a stream the server ends: why (a ``StreamClosedReason``)."""
+    return {"id": last or 0, "type": STREAM_CLOSED, "reason": reason}
 
 
 def _sweep_deadlines() -> None:
@@ -261,12 +285,12 @@ async def match_stream(
         while True:
             snapshot = await reader.latest(match_id, max_age=max_age)
             if snapshot is None:
-                yield wire.event(closing_event(last, "match_not_found"))
+                yield wire.event(closing_event(last, StreamClosedReason.MATCH_NOT_FOUND))
                 return
             try:
                 events = events_after(last, snapshot, viewer.user, seen)
             except MatchPrivateError:
-                yield wire.event(closing_event(last, "match_private"))
+                yield wire.event(closing_event(last, StreamClosedReason.MATCH_PRIVATE))
                 return
             for event in events:
                 yield wire.event(event)
@@ -341,25 +365,36 @@ def account_item(snapshot: MatchSnapshot, user: User) -> JSON:
     }
 
 
+class AccountStreamChange(models.TextChoices):
+    """What an account stream tells of one of its matches (an event's ``type``)."""
+
+    INVITATION_RECEIVED = "invitation_received", "You were invited to a match"
+    MATCH_STARTED = "match_started", "Every seat was taken"
+    YOUR_TURN = "your_turn", "Your seat is to play"
+    MATCH_FINISHED = "match_finished", "The match is over, or was called off"
+    RATING_CHANGED = "rating_changed", "Your rating moved"
+
+
 def account_changes(old: JSON | None, new: JSON) -> list[str]:
     """What an account is told when one of its matches went from ``old`` to ``new``."""
-    out = []
+    change = AccountStreamChange
+    out: list[str] = []
     if old is None and new["invited"]:
-        out.append("invitation_received")
+        out.append(change.INVITATION_RECEIVED)
     was_waiting = old is None or old["status"] == MatchStatus.WAITING
     if was_waiting and new["status"] == MatchStatus.ACTIVE:
-        out.append("match_started")
+        out.append(change.MATCH_STARTED)
     if new["your_turn"] and (
         old is None
         or not old["your_turn"]
         or (old["deal"], old["ply"]) != (new["deal"], new["ply"])
     ):
-        out.append("your_turn")
+        out.append(change.YOUR_TURN)
     ended = (MatchStatus.FINISHED, MatchStatus.ABORTED)
     if new["status"] in ended and (old is None or old["status"] not in ended):
-        out.append("match_finished")
+        out.append(change.MATCH_FINISHED)
     if new["rating_changes"] and (old is None or not old["rating_changes"]):
-        out.append("rating_changed")
+        out.append(change.RATING_CHANGED)
     return out
 
 
@@ -413,7 +448,7 @@ async def account_stream(
     bus.subscribe(bell)
     try:
         yield wire.opening()
-        yield wire.event({"id": ids.next(), "type": "account", "matches": list(items.values())})
+        yield wire.event({"id": ids.next(), "type": ACCOUNT, "matches": list(items.values())})
         watching = set(watched)
         max_age: float | None = None
         while True:

@@ -29,10 +29,12 @@ generator seeded by the test's id), read in process through the ASGI path
 
 Every viewer who may keeps a match stream open in each format, and its account stream,
 and all are read up to the match's latest id after every change, so each event is
-checked as soon as it is built. At each phase (each deal's first ply, plies 5, 20 and
-the one the stock runs out, the deal's last ply, after a timeout, after the end) each
-viewer also opens resumed streams (``?after=``: the previous id, three before, the
-deal's start, 0; SSE and NDJSON) and reads what they owe.
+checked as soon as it is built: for secrets, and against its component of the published
+OpenAPI schema (tests/live/stream_schema.py), on which a client generated from it
+relies. At each phase (each deal's first ply, plies 5, 20 and the one the stock runs
+out, the deal's last ply, after a timeout, after the end) each viewer also opens resumed
+streams (``?after=``: the previous id, three before, the deal's start, 0; SSE and
+NDJSON) and reads what they owe.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from games.matches.services import (
 )
 from games.models import Match, MatchStatus, OnTimeout
 from tests.clocks.conftest import db_travel
+from tests.live.stream_schema import event_schemas
 from tests.live.streams import NDJSON, SSE, Stream, in_test_thread, match_position, open_stream, run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live")]
@@ -155,6 +158,9 @@ class Table:
         events = await stream.until(target)
         checked = await in_test_thread(self._check)(v, stream.wire, stream.raw[before:])
         assert checked == events, (v.name, len(checked), len(events))
+        schemas = await in_test_thread(event_schemas)()
+        for event in events:  # and each is what the published schema says
+            schemas.check_match(event)
         self.types.update(e["type"] for e in events)
         self.changes.update(c for e in events for c in e.get("changes", ()))
 
@@ -232,6 +238,7 @@ class Accounts:
         checked = await in_test_thread(check)()
         assert checked == ([] if event is None else [event]), (v.name, checked, event)
         if event is not None:
+            (await in_test_thread(event_schemas)()).check_account(event)
             self.types[v.name].append(event["type"])
             self.checked += 1
         return event
@@ -314,6 +321,9 @@ def _assert_covered(audit: Audit, table: Table, minimum: int) -> None:
     assert audit.with_secret_cards >= audit.checked // 2, (audit.with_secret_cards, audit.checked)
     for kind in ("match", "card_played", "match_finished"):
         assert table.types[kind] > 0, table.types
+    # every type read was checked against the schema too (Table._read)
+    schema_checked = event_schemas().checked
+    assert all(f"MatchStreamEvent:{kind}" in schema_checked for kind in table.types), table.types
 
 
 def test_every_stream_event_of_a_two_player_match_leaks_nothing(
