@@ -340,3 +340,26 @@ def test_the_headers_the_server_sends_are_the_declared_ones(
     assert unchanged.status_code == 304 and unchanged.content == b""
     assert unchanged["ETag"] == read["ETag"]
     assert "etag" in _headers_declared(schema, path, "get", 304)
+
+
+STREAM_PATHS = ["/api/v1/matches/{match_id}/stream", "/api/v1/stream"]
+
+
+def test_every_operation_that_answers_401_says_which_credentials_it_takes(
+    schema: dict[str, Any],
+) -> None:
+    """A generated client sends a token only where the schema's ``security`` asks for one:
+    the streams, which sign in by themselves (games.live.apis), declared none, and such
+    clients were refused (401) on both."""
+    missing = [
+        f"{method.upper()} {path}"
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if "401" in operation.get("responses", {})
+        and not any(requirement for requirement in operation.get("security", []))
+        and operation["operationId"] != "auth_token_obtain"  # a password in its body
+    ]
+    assert missing == []
+    streams = [schema["paths"][p]["get"] for p in STREAM_PATHS]
+    detail = schema["paths"]["/api/v1/matches/{match_id}"]["get"]
+    assert [op["security"] for op in streams] == [detail["security"]] * 2
