@@ -198,25 +198,32 @@ def test_the_embedded_sqlite_waits_for_its_lock_and_reads_beside_writes(tmp_path
     """make run's SQLite file is shared by the web workers, the in-process tasks and the
     streams' threads: a write waits 20 s for the lock (not Python's 5 s, then "database
     is locked": a lost bot reply under load), and WAL lets reads go on during a write."""
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    env["DJANGO_SETTINGS_MODULE"] = "briscola_service.settings"
     probe = (
         "import django; django.setup(); from django.db import connection; "
         "c = connection.cursor(); "
         "print(c.execute('PRAGMA journal_mode').fetchone()[0], "
         "c.execute('PRAGMA busy_timeout').fetchone()[0])"
     )
+    assert _on_embedded_sqlite(tmp_path, probe).split() == ["wal", "20000"]
+
+
+def _on_embedded_sqlite(tmp_path: Path, code: str) -> str:
+    """What ``code`` prints, run by a new process on make run's settings (no
+    DATABASE_URL, no REDIS_URL) with its SQLite file in ``tmp_path``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    env["DJANGO_SETTINGS_MODULE"] = "briscola_service.settings"
     result = subprocess.run(
-        [sys.executable, "-c", probe],
+        [sys.executable, "-c", code],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,
         check=False,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["wal", "20000"]
+    return result.stdout
 
 
 _OVERLAPPING_WRITES = """
@@ -263,20 +270,8 @@ def test_the_embedded_sqlite_queues_overlapping_writes_instead_of_failing_them(
     audit saw 503s for 2 of 102 moves by two people, and 9 of 12 parallel creations.
     Begun IMMEDIATE, each transaction takes the write lock first and waits its turn, and
     every write lands."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    env["DJANGO_SETTINGS_MODULE"] = "briscola_service.settings"
-    result = subprocess.run(
-        [sys.executable, "-c", _OVERLAPPING_WRITES],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"errors": [], "n": 6}
+    outcome = json.loads(_on_embedded_sqlite(tmp_path, _OVERLAPPING_WRITES))
+    assert outcome == {"errors": [], "n": 6}
 
 
 def test_without_a_secret_key_debug_makes_a_random_one_of_its_own(tmp_path: Path) -> None:

@@ -468,7 +468,6 @@ def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
     move time enforced 25 to 30 s late. A waiting stream now runs the sweep itself: the
     deadline passes, the timeout comes down the stream, no request made."""
     from briscola_service import queueing
-    from games.clocks.services import TimeControl
     from tests.clocks.conftest import db_travel
 
     assert queueing.tasks_run_in_process()
@@ -477,15 +476,7 @@ def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
     # stream learns the new one at its next heartbeat's re-read, which alone enforces
     # nothing.
     settings.LIVE_HEARTBEAT_SECONDS = 0.5
-    alice, bob = user_factory(username="alice"), user_factory(username="bob")
-    match = match_create(
-        creator=alice,
-        players=2,
-        format="single",
-        seats=[SeatSpec("user", "bob")],
-        time_control=TimeControl(per_move_seconds=10),
-    )
-    match_join(match_id=match.pk, user=bob)
+    alice, match = _a_timed_match_started(user_factory)
 
     async def scenario() -> list[dict[str, Any]]:
         stream = await open_stream(_path(match.pk), alice)
@@ -507,6 +498,22 @@ def test_without_a_broker_a_watched_deadline_is_enforced_with_no_request(
     assert events[-1]["detail"]["end_reason"] == "abort_window"
 
 
+def _a_timed_match_started(user_factory: Callable[..., User]) -> tuple[User, Any]:
+    """alice's match against bob, 10 s a move, started: (alice, the match)."""
+    from games.clocks.services import TimeControl
+
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(
+        creator=alice,
+        players=2,
+        format="single",
+        seats=[SeatSpec("user", "bob")],
+        time_control=TimeControl(per_move_seconds=10),
+    )
+    match_join(match_id=match.pk, user=bob)
+    return alice, match
+
+
 def test_a_failing_sweep_of_a_stream_is_logged_and_the_stream_goes_on(
     user_factory: Callable[..., User],
     settings: Any,
@@ -523,20 +530,11 @@ def test_a_failing_sweep_of_a_stream_is_logged_and_the_stream_goes_on(
     from django.db import OperationalError
 
     from games.clocks import services as clocks
-    from games.clocks.services import TimeControl
     from tests.clocks.conftest import db_travel
 
     settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0.1
     settings.LIVE_HEARTBEAT_SECONDS = 0.5  # learns the moved deadline at a heartbeat
-    alice, bob = user_factory(username="alice"), user_factory(username="bob")
-    match = match_create(
-        creator=alice,
-        players=2,
-        format="single",
-        seats=[SeatSpec("user", "bob")],
-        time_control=TimeControl(per_move_seconds=10),
-    )
-    match_join(match_id=match.pk, user=bob)
+    alice, match = _a_timed_match_started(user_factory)
     enforce = clocks.timeout_enforce
     sweeps: list[str] = []  # the threads that applied the deadline, or tried to
 
