@@ -107,8 +107,10 @@ def _served_now(chunks: list[bytes]) -> Iterator[bytes]:
 
 
 def _nothing_more() -> HttpResponse:
-    """A settled match's stream resumed after its last event: 204 No Content."""
+    """A settled match's stream resumed after its last event: 204 No Content (and no
+    Content-Type, which Django would have set to text/html for the body it has not)."""
     response = HttpResponse(status=204)
+    del response["Content-Type"]
     response["Cache-Control"] = "no-cache, no-store"
     return response
 

@@ -661,6 +661,7 @@ def test_a_settled_match_resumed_after_its_last_event_answers_204(
             response = api_for(bob).get(_path(match.pk), HTTP_ACCEPT=accept, **extra)
             assert response.status_code == 204, (accept, extra, response.status_code)
             assert response.content == b""
+            assert "Content-Type" not in response.headers  # not text/html: no body at all
     # Something still owed: the events, then the end, as before.
     response = api_for(bob).get(_path(match.pk), HTTP_LAST_EVENT_ID=str(playing), HTTP_ACCEPT=SSE)
     assert response.status_code == 200
