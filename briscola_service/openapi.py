@@ -141,17 +141,16 @@ def _path_rank(path: str) -> int:
 _ENUM_RENAMES = {"ActionEnum": "SeatTimedOutActionEnum", "ByEnum": "SeatReturnedByEnum"}
 _EVENT_TYPE_ENUM = re.compile(r"(?P<event>[A-Za-z]+)EventTypeEnum")
 
-# `null` as OpenAPI 3.0.3 can say it: an enum of the one value null, written inline at
-# each use. Not a component: a generator makes a model of every component, and an enum
-# of no type and no non-null value is none it can write (OpenAPITools' Python generator
-# wrote `class NullEnum(, Enum):`, a module that does not import); inline, every
-# generator reads the choice as "or null" (OpenAPITools, openapi-python-client,
-# openapi-typescript) and every validator accepts null.
-NULL = {"enum": [None]}
-
 
 def _null() -> dict[str, Any]:
-    return {"enum": [None]}  # a new one at each use: a shared one would be a YAML alias
+    """`null` as OpenAPI 3.0.3 can say it: an enum of the one value null, written inline at
+    each use (a new one each time: a shared one would be a YAML alias). Not a component: a
+    generator makes a model of every component, and an enum of no type and no non-null
+    value is none it can write (OpenAPITools' Python generator wrote `class NullEnum(,
+    Enum):`, a module that does not import); inline, every generator reads the choice as
+    "or null" (OpenAPITools, openapi-python-client, openapi-typescript) and every
+    validator accepts null."""
+    return {"enum": [None]}
 
 
 def _walk(node: Any) -> Iterator[dict[str, Any]]:
@@ -191,13 +190,13 @@ def _strict_nullables(result: dict[str, Any]) -> None:
     for ``{"allOf": [{"$ref": ...}], "nullable": true}`` (what drf-spectacular writes for a
     nullable nested serializer or enum) and for ``{"oneOf": [...], "nullable": true}``,
     since null matches none of the schemas combined. Each becomes a ``oneOf`` with
-    `NULL` (``{"enum": [null]}``, inline) as one more choice, which every reading accepts."""
+    ``{"enum": [null]}`` (:func:`_null`, inline) as one more choice, which every reading accepts."""
     for node in list(_walk(result.get("paths", {}))) + list(_walk(result.get("components", {}))):
         if node.get("nullable") is not True or "type" in node:
             continue
         if len(node.get("allOf", ())) == 1:
             node["oneOf"] = [node.pop("allOf")[0], _null()]
-        elif "oneOf" in node and NULL not in node["oneOf"]:
+        elif "oneOf" in node and _null() not in node["oneOf"]:
             node["oneOf"].append(_null())
         else:
             continue
