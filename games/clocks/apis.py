@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from briscola_service.exceptions import ErrorSerializer
 from briscola_service.pagination import StandardPagination
 from games.clocks import selectors, services
 from games.http import READ_ERRORS, query_params
@@ -82,10 +83,20 @@ class SeatReturnApi(APIView):
         operation_id="matches_return",
         tags=["matches"],
         summary="Take back your seat from the timeout bot",
-        description="409 `seat_not_left` for a seat you never left.",
+        description="For a seat the timeout bot holds or played for. 409 `match_over` once "
+        "the match is over (finished or aborted), as for a move or a resignation then; 409 "
+        "`seat_not_left` for a seat you never left, in a match still playing.",
         request=None,
         parameters=[etag_header(200)],
-        responses={200: MatchDetailOutput, **ERRORS},
+        responses={
+            200: MatchDetailOutput,
+            **ERRORS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="`match_over`: the match is over (finished or aborted). "
+                "`seat_not_left`: you never left your seat.",
+            ),
+        },
     )
     def post(self, request: Request, match_id: str) -> Response:
         services.seat_return(match_id=match_id, user=request.user)

@@ -52,6 +52,7 @@ from games.errors import (
     MatchNotFinishedError,
     MatchNotFoundError,
     MatchNotJoinableError,
+    MatchOverError,
     NotAPlayerError,
     NotInvitedError,
     SeatHeldByBotError,
@@ -451,13 +452,16 @@ def seat_back(match: Match, *, seat: int, by: str) -> bool:
 
 def seat_return(*, match_id: Any, user: User) -> Match:
     """``POST /matches/{id}/return``: take back a seat the bot holds (or played for).
-    409 ``seat_not_left`` for a seat never left. When it is the seat's turn, the person
-    plays it again, with a fresh deadline."""
+    409 ``match_over`` once the match is over (finished or aborted), as for a move or a
+    resignation then; 409 ``seat_not_left`` for a seat never left. When it is the seat's
+    turn, the person plays it again, with a fresh deadline."""
     with transaction.atomic():
         match = match_get(match_id=match_id, for_update=True)
         row = Seat.objects.filter(match=match, user=user, joined_at__isnull=False).first()
         if row is None:
             raise NotAPlayerError()
+        if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
+            raise MatchOverError()
         if match.status != MatchStatus.ACTIVE or not (row.away or row.bot_holds):
             raise SeatNotLeftError()
         seat_back(match, seat=row.number, by="return")

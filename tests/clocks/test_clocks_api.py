@@ -362,6 +362,48 @@ def test_a_match_called_off_has_no_rematch(player: Callable[..., Player]) -> Non
     assert "rematch_proposed" not in kinds(alice, cancelled)
 
 
+def test_returning_to_a_match_that_is_over_is_match_over(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    """Taking a seat back once the match is over answers 409 ``match_over``, as a move or a
+    resignation does then (it answered ``seat_not_left``, as for a seat never left), and
+    changes nothing: for a seat the bot held when the match ended, a seat never left, and
+    a match called off."""
+    alice, bob = player("alice"), player("bob")
+    match_id = alice.create(
+        seats=[{"user": "bob"}], time_control={"per_move_seconds": 10}, on_timeout="bot"
+    )["id"]
+    bob.join(match_id)
+    _everyone_plays_once(match_id, alice, bob)
+    seat = alice.detail(match_id)["your_seat"]
+    for _ in range(30):  # bob plays at once; alice times out until the bot holds her seat
+        detail = alice.detail(match_id)
+        if detail["seats"][seat]["bot_holds"]:
+            break
+        if detail["to_move"] != seat:
+            bob.play_first_legal(match_id)
+        else:
+            travel(match_id, 11)
+            sweep(alice)
+    assert alice.detail(match_id)["seats"][seat]["bot_holds"]
+    bob.post(f"{URL}/{match_id}/resign")
+    over = alice.detail(match_id)
+    assert over["status"] == "finished" and over["seats"][seat]["bot_holds"]
+    body = alice.error("POST", f"{URL}/{match_id}/return", None, 409, "match_over")
+    assert body["message"] == "The match is over."
+    bob.error("POST", f"{URL}/{match_id}/return", None, 409, "match_over")
+    assert alice.detail(match_id)["seats"][seat]["bot_holds"]
+    assert "seat_returned" not in kinds(alice, match_id)
+
+    early = alice.create()["id"]
+    assert alice.post(f"{URL}/{early}/resign")["status"] == "aborted"
+    alice.error("POST", f"{URL}/{early}/return", None, 409, "match_over")
+    # Still playing, the codes are as they were: a seat never left, and a stranger.
+    playing = alice.create()["id"]
+    alice.error("POST", f"{URL}/{playing}/return", None, 409, "seat_not_left")
+    bob.error("POST", f"{URL}/{playing}/return", None, 403, "not_a_player")
+
+
 def test_too_many_active_matches_is_429(player: Callable[..., Player], settings: Any) -> None:
     settings.MATCH_ACTIVE_LIMIT = 2
     alice, bob = player("alice"), player("bob")
