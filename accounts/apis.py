@@ -4,7 +4,12 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.module_loading import import_string
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
@@ -43,6 +48,7 @@ class RegisterApi(APIView):
     authentication_classes: list[Any] = []  # anonymous by design; no CSRF/session involved
     throttle_classes = PASSWORD_THROTTLES
 
+    @extend_schema_serializer(component_name="RegisterInput")
     class InputSerializer(StrictSerializer):
         username = StrictCharField(max_length=150)
         password = StrictCharField(max_length=128, trim_whitespace=False, write_only=True)
@@ -51,6 +57,7 @@ class RegisterApi(APIView):
             help_text="A bot's account (a program you run): shown as a bot everywhere.",
         )
 
+    @extend_schema_serializer(component_name="RegisteredAccountOutput")
     class OutputSerializer(serializers.Serializer):
         username = serializers.CharField()
         token = serializers.CharField(help_text="The account's token: every scope.")
@@ -81,10 +88,12 @@ class TokenObtainApi(APIView):
     authentication_classes: list[Any] = []
     throttle_classes = PASSWORD_THROTTLES
 
+    @extend_schema_serializer(component_name="TokenObtainInput")
     class InputSerializer(StrictSerializer):
         username = StrictCharField(max_length=150)
         password = StrictCharField(max_length=128, trim_whitespace=False, write_only=True)
 
+    @extend_schema_serializer(component_name="TokenOutput")
     class OutputSerializer(serializers.Serializer):
         token = serializers.CharField()
 
@@ -129,6 +138,7 @@ class TokenRevokeApi(APIView):
 class MeApi(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema_serializer(component_name="AccountOutput")
     class OutputSerializer(serializers.Serializer):
         username = serializers.CharField()
         is_bot = serializers.BooleanField(help_text="A bot: the service's own, or one you run.")
@@ -216,6 +226,7 @@ class AccessTokenListCreateApi(APIView):
     required_scope = ACCOUNT_SCOPE
     pagination_class = None
 
+    @extend_schema_serializer(component_name="AccessTokenCreateInput")
     class InputSerializer(StrictSerializer):
         name = StrictCharField(max_length=100, help_text="What the token is for.")
         scopes = serializers.ListField(
@@ -224,6 +235,7 @@ class AccessTokenListCreateApi(APIView):
             help_text="`read` (every GET) and/or `play` (writes too). Default: `read` only.",
         )
 
+    @extend_schema_serializer(component_name="AccessTokenCreatedOutput")
     class CreatedOutput(AccessTokenOutput):
         token = serializers.CharField(help_text="The key: shown this once, keep it secret.")
 

@@ -1,12 +1,13 @@
 """OpenAPI schema generation (drf-spectacular)."""
 
+import copy
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.plumbing import is_serializer
+from drf_spectacular.plumbing import ComponentIdentity, ResolvedComponent, is_serializer
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.negotiation import DefaultContentNegotiation
 
@@ -44,10 +45,43 @@ UNAVAILABLE = _error(
 )
 
 
+# Schemas written by hand (a field's ``extend_schema_field``) that are components of their
+# own: generators name a class after each inline object or enum they meet (the time
+# controls came out as `TimeControl`..`TimeControl7` of openapi-python-client, the seats of
+# a new match as `MatchCreateInputRequestSeatsItemType0`..`2`); a component has its own,
+# stable name. A field's schema refers to one with :func:`schema_component`, and the
+# component is written wherever a field that uses it is in the schema.
+_NAMED_SCHEMAS: dict[str, dict[str, Any]] = {}
+
+
+def schema_component(name: str, schema: dict[str, Any]) -> dict[str, str]:
+    """``schema`` as the component ``name``; returns the reference to it, to use in a
+    field's hand-written schema (``extend_schema_field``)."""
+    if _NAMED_SCHEMAS.setdefault(name, schema) != schema:
+        raise ValueError(f"two schemas named {name}")
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _named_refs(node: Any) -> Iterator[str]:
+    """The names of the components of :func:`schema_component` that ``node`` refers to,
+    and those they refer to."""
+    prefix = "#/components/schemas/"
+    for item in _walk(node):
+        ref = item.get("$ref")
+        if isinstance(ref, str) and ref.startswith(prefix) and ref[len(prefix) :] in _NAMED_SCHEMAS:
+            name = ref[len(prefix) :]
+            yield name
+            yield from _named_refs(_NAMED_SCHEMAS[name])
+
+
 class AutoSchema(openapi.AutoSchema):
-    """Names nested serializers after their view: `RegisterApi.OutputSerializer` becomes the
-    component `RegisterApiOutput`, so one-view-per-operation classes with nested
-    InputSerializer/OutputSerializer do not collide in the schema.
+    """Names nested serializers after their view (`RegisterApi.OutputSerializer` would be
+    `RegisterApiOutput`), so one-view-per-operation classes with nested
+    InputSerializer/OutputSerializer do not collide in the schema. That is only the
+    fallback: a class a client sees is named for what it is, not for its view, with
+    ``extend_schema_serializer(component_name=...)`` (accounts.apis; the account's answer
+    is `AccountOutput`), and tests/test_openapi_contract.py refuses a name with `Api`.
+    Hand-written field schemas name their objects with :func:`schema_component`.
 
     Adds the error responses that any operation may answer whatever its view declares, in
     the one error shape: 429 where the view is throttled, 401 where it reads a token, 406
@@ -61,6 +95,23 @@ class AutoSchema(openapi.AutoSchema):
         if "." in qualname and "<locals>" not in qualname:
             return qualname.replace(".", "")
         return str(super().get_serializer_name(serializer, direction))
+
+    def _map_serializer_field(
+        self, field: Any, direction: Any, bypass_extensions: bool = False
+    ) -> Any:
+        """A field's schema; the components of :func:`schema_component` it refers to are
+        registered, so they are written."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        for name in _named_refs(schema):
+            self.registry.register_on_missing(
+                ResolvedComponent(
+                    name=name,
+                    type=ResolvedComponent.SCHEMA,
+                    schema=copy.deepcopy(_NAMED_SCHEMAS[name]),
+                    object=ComponentIdentity(f"schema_component:{name}"),
+                )
+            )
+        return schema
 
     def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
         """A request body whose serializer refuses unknown fields (`rejects_unknown_fields`,

@@ -6,9 +6,11 @@ from games.matches import apis
 from games.players import apis as player_apis
 from games.replays.apis import (
     DealExportApi,
+    DealExportTextApi,
     DealReplayApi,
     DealVerifyApi,
     MatchExportApi,
+    MatchExportTextApi,
     RecordCheckApi,
 )
 
@@ -47,6 +49,12 @@ urlpatterns = [
     path("deals/<str:deal_id>/replay", DealReplayApi.as_view(), name="deal-replay"),
     path("deals/<str:deal_id>/verify", DealVerifyApi.as_view(), name="deal-verify"),
     path("deals/<str:deal_id>/export", DealExportApi.as_view(), name="deal-export"),
+    path("deals/<str:deal_id>/export.txt", DealExportTextApi.as_view(), name="deal-export-text"),
     path("matches/<str:match_id>/export", MatchExportApi.as_view(), name="match-export"),
+    path(
+        "matches/<str:match_id>/export.txt",
+        MatchExportTextApi.as_view(),
+        name="match-export-text",
+    ),
     path("records/check", RecordCheckApi.as_view(), name="records-check"),
 ]

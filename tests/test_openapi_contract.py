@@ -363,3 +363,153 @@ def test_every_operation_that_answers_401_says_which_credentials_it_takes(
     streams = [schema["paths"][p]["get"] for p in STREAM_PATHS]
     detail = schema["paths"]["/api/v1/matches/{match_id}"]["get"]
     assert [op["security"] for op in streams] == [detail["security"]] * 2
+
+
+def test_each_answer_of_an_operation_has_one_media_type_and_the_exports_have_their_own(
+    schema: dict[str, Any],
+) -> None:
+    """A generated client reads an answer by its operation's one media type: the exports
+    declared JSON and text on the same 200, so the clients parsed the text as JSON and
+    failed. JSON at `.../export`, text at `.../export.txt`, each its own operation (errors
+    JSON on both); `?format=text` is still answered at `.../export`, but not declared."""
+    # (The streams answer NDJSON or server-sent events, as `Accept` asks: never JSON.)
+    doubled = [
+        (method, path, status, sorted(response["content"]))
+        for path, method, operation in _operations(schema)
+        for status, response in operation["responses"].items()
+        if len(response.get("content", {})) > 1 and "application/json" in response["content"]
+    ]
+    assert doubled == []
+    for kind, id_name, body in (
+        ("deals", "deal_id", "DealRecordBody"),
+        ("matches", "match_id", "MatchExportOutput"),
+    ):
+        json_op = schema["paths"][f"/api/v1/{kind}/{{{id_name}}}/export"]["get"]
+        text_op = schema["paths"][f"/api/v1/{kind}/{{{id_name}}}/export.txt"]["get"]
+        assert (json_op["operationId"], text_op["operationId"]) == (
+            f"{kind}_export",
+            f"{kind}_export_text",
+        )
+        assert json_op["responses"]["200"]["content"] == {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}
+        }
+        assert all(p["name"] != "format" for p in json_op.get("parameters", []))
+        assert "`?format=text`" in json_op["description"]
+        assert f"/api/v1/{kind}/{{{id_name}}}/export.txt" in json_op["description"]
+        ok = text_op["responses"]["200"]
+        assert ok["content"] == {"text/plain": {"schema": {"type": "string"}}}
+        assert "Content-Disposition" in ok["headers"]
+        assert [p["name"] for p in text_op.get("parameters", []) if p["in"] != "header"] == [
+            id_name
+        ]
+        for status in ("400", "401", "403", "404"):
+            errors = text_op["responses"][status]["content"]
+            assert errors == json_op["responses"][status]["content"], status
+            assert list(errors) == ["application/json"]
+
+
+def _inline_objects(node: Any, where: str) -> list[str]:
+    """Where ``node`` holds an object schema with properties written inline (not a
+    ``$ref``): each is a class a generator has to name itself."""
+    found = []
+    if isinstance(node, dict):
+        if node.get("properties"):
+            found.append(where)
+        for key, value in node.items():
+            if key != "properties":
+                found += _inline_objects(value, f"{where}.{key}")
+            else:
+                for name, prop in value.items():
+                    found += _inline_objects(prop, f"{where}.{name}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _inline_objects(value, f"{where}[{i}]")
+    return found
+
+
+def test_the_components_have_stable_meaningful_names(schema: dict[str, Any]) -> None:
+    """openapi-python-client named the inline time controls `TimeControl`..`TimeControl7`
+    and the seats of a new match `MatchCreateInputRequestSeatsItemType0`..`2`, and the
+    account's answers were named after their views (`MeApiOutput`, `RegisterApiOutput`):
+    every object is a component, named for what it is."""
+    components = schema["components"]["schemas"]
+    inline = [
+        spot
+        for name, component in components.items()
+        for field, prop in component.get("properties", {}).items()
+        for spot in _inline_objects(prop, f"{name}.{field}")
+    ]
+    assert inline == []
+    assert [name for name in components if "Api" in name] == []
+    assert {
+        "LiveTimeControl",
+        "CorrespondenceTimeControl",
+        "OpenSeat",
+        "BotSeat",
+        "UserSeat",
+        "AccountOutput",
+        "RegisteredAccountOutput",
+        "RegisterInputRequest",
+        "TokenObtainInputRequest",
+        "TokenOutput",
+        "AccessTokenCreateInputRequest",
+        "AccessTokenCreatedOutput",
+    } <= set(components)
+    refs = {
+        "#/components/schemas/LiveTimeControl",
+        "#/components/schemas/CorrespondenceTimeControl",
+    }
+    for name in ("MatchCreateInputRequest", "MatchDetailOutput", "MatchSummaryOutput"):
+        choices = components[name]["properties"]["time_control"]["oneOf"]
+        assert {c.get("$ref") for c in choices} == refs | {None}, name
+    seats = components["MatchCreateInputRequest"]["properties"]["seats"]["items"]["oneOf"]
+    assert [c["$ref"].rsplit("/", 1)[1] for c in seats] == ["OpenSeat", "BotSeat", "UserSeat"]
+    paths = schema["paths"]
+    me = paths["/api/v1/auth/me"]["get"]["responses"]["200"]["content"]["application/json"][
+        "schema"
+    ]
+    assert me == {"$ref": "#/components/schemas/AccountOutput"}
+    registered = paths["/api/v1/auth/register"]["post"]["responses"]["201"]["content"]
+    assert registered["application/json"]["schema"]["$ref"].endswith("/RegisteredAccountOutput")
+
+
+def test_a_draw_is_typed_as_the_seat_and_card_pair_it_is(schema: dict[str, Any]) -> None:
+    """`draws` (a finished deal's record, a replay's full view, a record check) is sent as
+    `[seat, card]` pairs; the schema said only "an array of integers or strings". OpenAPI
+    3.0.3 has no tuples, so each item is the seat (0..3) or a card code, and there are two:
+    what the server sends validates, a seat or card that cannot be does not."""
+    from openapi_schema_validator import OAS30Validator
+
+    from games import rules
+
+    components = schema["components"]["schemas"]
+    for name, field in (
+        ("DealRecordOutput", "draws"),
+        ("ReplayPositionOutput", "draws"),
+        ("RecordCheckOutput", "draws"),
+    ):
+        draws = components[name]["properties"][field]
+        assert draws["items"] == {"$ref": "#/components/schemas/Draw"}, name
+    draw = components["Draw"]
+    assert (draw["type"], draw["minItems"], draw["maxItems"]) == ("array", 2, 2)
+    seat, card = draw["items"]["oneOf"]
+    assert (seat["type"], seat["minimum"], seat["maximum"]) == ("integer", 0, 3)
+    assert card["type"] == "string" and card["pattern"]
+    validator = OAS30Validator(
+        {"type": "array", "items": _inlined(schema, {"$ref": "#/components/schemas/Draw"})}
+    )
+    deal = rules.Deal(players=4, dealer=0, deck=rules.shuffled_deck("draws"))
+    while deal.turn is not None:
+        deal.play(deal.legal_moves()[0])
+    sent = rules.Replay(deal, complete=True).to_dict()["draws"]
+    assert len(sent) == 28 and validator.is_valid(sent)
+    assert {code for _, code in sent} <= {c.code for c in rules.CARDS}
+    for wrong in ([[4, "Ad"]], [[0, "Zz"]], [[0, "ad"]], [[0]], [[0, "Ad", 1]], [["0", "Ad"]]):
+        assert not validator.is_valid(wrong), wrong
+
+
+def test_returning_to_a_match_that_is_over_is_declared(schema: dict[str, Any]) -> None:
+    operation = schema["paths"]["/api/v1/matches/{match_id}/return"]["post"]
+    assert "`match_over`" in operation["description"]
+    assert "`match_over`" in operation["responses"]["409"]["description"]
+    assert "`seat_not_left`" in operation["responses"]["409"]["description"]

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from briscola_service.openapi import schema_component
 from briscola_service.serializers import (
     StrictBooleanField,
     StrictCharField,
@@ -29,19 +30,34 @@ from games.models import (
 @extend_schema_field(
     {
         "oneOf": [
-            {"type": "string", "enum": ["open"]},
-            {
-                "type": "object",
-                "properties": {"bot": {"type": "string", "example": "greedy"}},
-                "required": ["bot"],
-                "additionalProperties": False,
-            },
-            {
-                "type": "object",
-                "properties": {"user": {"type": "string", "example": "alice"}},
-                "required": ["user"],
-                "additionalProperties": False,
-            },
+            schema_component(
+                "OpenSeat",
+                {
+                    "type": "string",
+                    "enum": ["open"],
+                    "description": "A seat open to anyone who joins.",
+                },
+            ),
+            schema_component(
+                "BotSeat",
+                {
+                    "type": "object",
+                    "description": "A seat for the service's bot of this level.",
+                    "properties": {"bot": {"type": "string", "example": "greedy"}},
+                    "required": ["bot"],
+                    "additionalProperties": False,
+                },
+            ),
+            schema_component(
+                "UserSeat",
+                {
+                    "type": "object",
+                    "description": "A seat reserved for this user (an invitation).",
+                    "properties": {"user": {"type": "string", "example": "alice"}},
+                    "required": ["user"],
+                    "additionalProperties": False,
+                },
+            ),
         ]
     }
 )
@@ -73,20 +89,30 @@ class SeatSpecField(serializers.Field):  # type: ignore[type-arg]
 @extend_schema_field(
     {
         "oneOf": [
-            {
-                "type": "object",
-                "properties": {
-                    "per_move_seconds": {"type": "integer", "minimum": 5, "maximum": 600}
+            schema_component(
+                "LiveTimeControl",
+                {
+                    "type": "object",
+                    "description": "Live: seconds for each move.",
+                    "properties": {
+                        "per_move_seconds": {"type": "integer", "minimum": 5, "maximum": 600}
+                    },
+                    "required": ["per_move_seconds"],
+                    "additionalProperties": False,
                 },
-                "required": ["per_move_seconds"],
-                "additionalProperties": False,
-            },
-            {
-                "type": "object",
-                "properties": {"per_move_hours": {"type": "integer", "minimum": 1, "maximum": 168}},
-                "required": ["per_move_hours"],
-                "additionalProperties": False,
-            },
+            ),
+            schema_component(
+                "CorrespondenceTimeControl",
+                {
+                    "type": "object",
+                    "description": "Correspondence: hours for each move.",
+                    "properties": {
+                        "per_move_hours": {"type": "integer", "minimum": 1, "maximum": 168}
+                    },
+                    "required": ["per_move_hours"],
+                    "additionalProperties": False,
+                },
+            ),
         ],
         "nullable": True,
     }
@@ -610,15 +636,43 @@ class RecordTrickOutput(serializers.Serializer):  # type: ignore[type-arg]
 DRAWS = "`[seat, card]` pairs in the order drawn."
 
 
-@extend_schema_field(
+# A card code as a pattern: a rank, then a suit (games.rules.cards).
+CARD_PATTERN = f"^[{''.join(rules.RANKS)}][{''.join(rules.SUITS)}]$"
+
+# One draw is sent as the pair `[seat, card]` (games.rules: the replay and the full view).
+# OpenAPI 3.0.3 has no tuples (an array's `items` is one schema), so the pair is typed as
+# exactly as it can say: two items, each the seat (an integer 0..3) or a card code.
+DRAW = schema_component(
+    "Draw",
     {
         "type": "array",
-        "items": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+        "description": (
+            "One draw, the pair `[seat, card]`: first the seat that drew (an integer, "
+            "0..players-1), then the card it drew (a card code, e.g. `Ad`)."
+        ),
+        "items": {
+            "oneOf": [
+                {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 3,
+                    "description": "First item: the seat that drew.",
+                },
+                {
+                    "type": "string",
+                    "pattern": CARD_PATTERN,
+                    "description": "Second item: the card drawn, a card code.",
+                },
+            ]
+        },
         "minItems": 2,
         "maxItems": 2,
-        "description": "`[seat, card]`: the seat that drew, and the card (a code).",
-    }
+        "example": [1, "Ad"],
+    },
 )
+
+
+@extend_schema_field(DRAW)
 class DrawField(serializers.JSONField):
     """One draw: ``[seat, card]``."""
 

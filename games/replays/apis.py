@@ -36,17 +36,21 @@ from games.replays.serializers import (
     VerifyOutput,
 )
 
-# An export answers JSON by default and text with ``?format=text`` (errors are JSON).
-DEAL_EXPORT_RESPONSES = {
-    (200, "application/json"): DealRecordBody,
-    (200, "text/plain"): OpenApiTypes.STR,
-    **READ_ERRORS,
-}
-MATCH_EXPORT_RESPONSES = {
-    (200, "application/json"): MatchExportOutput,
-    (200, "text/plain"): OpenApiTypes.STR,
-    **READ_ERRORS,
-}
+# An export is JSON at `.../export` and the text notation at `.../export.txt`: one media
+# type per operation, so a generated client knows how to read each answer (errors are JSON
+# on both). `.../export?format=text` still answers the text, for the clients written
+# before `export.txt`, but the JSON operation's schema does not declare it.
+DEAL_EXPORT_RESPONSES = {200: DealRecordBody, **READ_ERRORS}
+MATCH_EXPORT_RESPONSES = {200: MatchExportOutput, **READ_ERRORS}
+TEXT_EXPORT_RESPONSES = {(200, "text/plain"): OpenApiTypes.STR, **READ_ERRORS}
+CONTENT_DISPOSITION = OpenApiParameter(
+    "Content-Disposition",
+    str,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description='`inline; filename="deal-<id>.txt"` (a deal) or '
+    '`inline; filename="match-<id>.txt"` (a match).',
+)
 
 
 class ReplayQuery(StrictSerializer):
@@ -59,7 +63,12 @@ class ReplayQuery(StrictSerializer):
 
 
 class ExportQuery(StrictSerializer):
+    # `text`: kept for the clients written before `export.txt` (not in the schema).
     format = serializers.ChoiceField(choices=["json", "text"], default="json")
+
+
+class TextExportQuery(StrictSerializer):
+    """`export.txt` takes no query parameter: `?format=` there is an unknown field."""
 
 
 class QueryFormatIsNotARenderer(DefaultContentNegotiation):
@@ -141,6 +150,34 @@ def _text(text: str, filename: str) -> HttpResponse:
     return response
 
 
+def _deal_text(request: Request, deal_id: str) -> HttpResponse:
+    deal = selectors.deal_get(deal_id=deal_id)
+    record = replays.deal_export_for_user(deal=deal, user=request.user)
+    return _text(replays.deal_export_text(deal=deal, record=record), f"deal-{deal.pk}.txt")
+
+
+def _match_text(request: Request, match_id: str) -> HttpResponse:
+    match = selectors.match_get(match_id=match_id)
+    exported = replays.match_export_for_user(match=match, user=request.user)
+    text = replays.match_export_text(match=match, exported=exported)
+    return _text(text, f"match-{match.pk}.txt")
+
+
+DEAL_TEXT = (
+    "a header (players, dealer, briscola, seed, commitment, result), then one line per "
+    "trick, e.g. `7. Ad 3d  winner S0 +21`"
+)
+MATCH_TEXT = "each deal that is over: its header and tricks in the text notation"
+
+
+def _kept_for_compatibility(text_path: str) -> str:
+    return (
+        f"The text notation is `GET {text_path}` (`text/plain`). `?format=text` here still "
+        "answers that text, kept for compatibility with clients written before it: new "
+        "clients use `export.txt`. (`?format=json` is the default and the same as none.)"
+    )
+
+
 class DealExportApi(OpenToPublicDealsApi):
     content_negotiation_class = QueryFormatIsNotARenderer
     renderer_classes = [JSONRenderer]
@@ -148,24 +185,43 @@ class DealExportApi(OpenToPublicDealsApi):
     @extend_schema(
         operation_id="deals_export",
         tags=["replays"],
-        summary="Export a deal: its record (JSON) or the readable text notation",
+        summary="Export a deal: its record (JSON)",
         description=(
-            "`format=json` (default): the `briscola-deal/1` record with `seed`, "
-            "`commitment` and `result`, which `python -m games.rules verify` checks "
-            "offline. `format=text`: a header (players, dealer, briscola, seed, "
-            "commitment, result), then one line per trick, e.g. `7. Ad 3d  winner S0 +21`."
+            "The `briscola-deal/1` record with `seed`, `commitment` and `result`, which "
+            "`python -m games.rules verify` checks offline. "
+            + _kept_for_compatibility("/api/v1/deals/{deal_id}/export.txt")
         ),
-        parameters=[DEAL_ID, OpenApiParameter("format", str, enum=["json", "text"])],
+        parameters=[DEAL_ID],
         responses=DEAL_EXPORT_RESPONSES,
     )
     def get(self, request: Request, deal_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
+        if query.validated_data["format"] == "text":
+            return _deal_text(request, deal_id)
         deal = selectors.deal_get(deal_id=deal_id)
         record = replays.deal_export_for_user(deal=deal, user=request.user)
-        if query.validated_data["format"] == "text":
-            return _text(replays.deal_export_text(deal=deal, record=record), f"deal-{deal.pk}.txt")
         return Response(record.to_dict())
+
+
+class DealExportTextApi(OpenToPublicDealsApi):
+    content_negotiation_class = QueryFormatIsNotARenderer  # errors are JSON, whatever Accept
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        operation_id="deals_export_text",
+        tags=["replays"],
+        summary="Export a deal in the readable text notation (text/plain)",
+        description=(
+            f"The deal as text: {DEAL_TEXT}. The same access rules and errors (JSON) as "
+            "`GET /api/v1/deals/{deal_id}/export`, whose record it writes out."
+        ),
+        parameters=[DEAL_ID, CONTENT_DISPOSITION],
+        responses=TEXT_EXPORT_RESPONSES,
+    )
+    def get(self, request: Request, deal_id: str) -> HttpResponse:
+        TextExportQuery(data=query_params(request, keep_format=True)).is_valid(raise_exception=True)
+        return _deal_text(request, deal_id)
 
 
 class MatchExportApi(OpenToPublicDealsApi):
@@ -175,23 +231,40 @@ class MatchExportApi(OpenToPublicDealsApi):
     @extend_schema(
         operation_id="matches_export",
         tags=["replays"],
-        summary="Export a match: the records of its deals that are over",
+        summary="Export a match: the records of its deals that are over (JSON)",
         description=(
-            "`format=json` (default): the records of the deals that are over. "
-            "`format=text`: each deal's header and tricks in the text notation."
+            "The records of the deals that are over. "
+            + _kept_for_compatibility("/api/v1/matches/{match_id}/export.txt")
         ),
-        parameters=[OpenApiParameter("format", str, enum=["json", "text"])],
         responses=MATCH_EXPORT_RESPONSES,
     )
     def get(self, request: Request, match_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
-        match = selectors.match_get(match_id=match_id)
-        exported = replays.match_export_for_user(match=match, user=request.user)
         if query.validated_data["format"] == "text":
-            text = replays.match_export_text(match=match, exported=exported)
-            return _text(text, f"match-{match.pk}.txt")
-        return Response(exported)
+            return _match_text(request, match_id)
+        match = selectors.match_get(match_id=match_id)
+        return Response(replays.match_export_for_user(match=match, user=request.user))
+
+
+class MatchExportTextApi(OpenToPublicDealsApi):
+    content_negotiation_class = QueryFormatIsNotARenderer  # errors are JSON, whatever Accept
+    renderer_classes = [JSONRenderer]
+
+    @extend_schema(
+        operation_id="matches_export_text",
+        tags=["replays"],
+        summary="Export a match in the readable text notation (text/plain)",
+        description=(
+            f"The match as text: {MATCH_TEXT}. The same access rules and errors (JSON) as "
+            "`GET /api/v1/matches/{match_id}/export`."
+        ),
+        parameters=[CONTENT_DISPOSITION],
+        responses=TEXT_EXPORT_RESPONSES,
+    )
+    def get(self, request: Request, match_id: str) -> HttpResponse:
+        TextExportQuery(data=query_params(request, keep_format=True)).is_valid(raise_exception=True)
+        return _match_text(request, match_id)
 
 
 class RecordCheckApi(APIView):

@@ -1,8 +1,9 @@
 """Run by tests/clients/test_clients_play.py with a throwaway environment's Python, in
 which the client openapi-python-client generated from the live schema is installed: it
 registers, plays a whole first_to_2 match against the greedy bot, and reads the events,
-the finished deals' records, replays and verifications, every answer parsed into the
-generated (typed) models. Argv: BASE_URL USERNAME. Prints ``finished <deals_won>``."""
+the finished deals' records, replays, verifications and exports (the JSON record and the
+text notation, each its own operation), every answer parsed into the generated (typed)
+models or, for the text, a ``str``. Argv: BASE_URL USERNAME. Prints ``finished <deals_won>``."""
 
 from __future__ import annotations
 
@@ -18,21 +19,28 @@ from briscola_service_api_client.api.matches import (
     matches_moves_create,
     matches_retrieve,
 )
-from briscola_service_api_client.api.replays import deals_replay, deals_verify
+from briscola_service_api_client.api.replays import (
+    deals_export,
+    deals_export_text,
+    deals_replay,
+    deals_verify,
+    matches_export_text,
+)
 from briscola_service_api_client.models import (
+    AccountOutput,
+    BotSeat,
+    DealRecordBody,
     DealRecordOutput,
     Error,
     EventsOutput,
     MatchCreateInputRequest,
-    MatchCreateInputRequestSeatsItemType1,
     MatchDetailOutput,
     MatchFormatEnum,
     MatchStatusEnum,
-    MeApiOutput,
     MoveInputRequest,
     PlayersEnum,
-    RegisterApiInputRequest,
-    RegisterApiOutput,
+    RegisteredAccountOutput,
+    RegisterInputRequest,
     ReplayOutput,
     VerifyOutput,
 )
@@ -48,21 +56,21 @@ def main() -> None:
     anonymous = Client(base_url=base, raise_on_unexpected_status=True)
     registered = auth_register.sync(
         client=anonymous,
-        body=RegisterApiInputRequest(username=username, password="a-long-password-1"),
+        body=RegisterInputRequest(username=username, password="a-long-password-1"),
     )
-    assert isinstance(registered, RegisterApiOutput), registered
+    assert isinstance(registered, RegisteredAccountOutput), registered
     client = AuthenticatedClient(
         base_url=base, token=registered.token, raise_on_unexpected_status=True
     )
     me = auth_me.sync(client=client)
-    assert isinstance(me, MeApiOutput) and me.username == username and me.bot_level is None
+    assert isinstance(me, AccountOutput) and me.username == username and me.bot_level is None
 
     match = matches_create.sync(
         client=client,
         body=MatchCreateInputRequest(
             players=PlayersEnum.VALUE_2,
             format_=MatchFormatEnum.FIRST_TO_2,
-            seats=[MatchCreateInputRequestSeatsItemType1(bot="greedy")],
+            seats=[BotSeat(bot="greedy")],
         ),
     )
     assert isinstance(match, MatchDetailOutput), match
@@ -94,6 +102,13 @@ def main() -> None:
         assert isinstance(replay, ReplayOutput) and replay.ply == replay.plies == 40
         verified = deals_verify.sync(summary.id, client=client)
         assert isinstance(verified, VerifyOutput) and verified.ok, verified
+        # The record (JSON) and the text notation: each operation has its one media type.
+        record = deals_export.sync(summary.id, client=client)
+        assert isinstance(record, DealRecordBody) and len(record.moves) == 40, record
+        text = deals_export_text.sync(summary.id, client=client)
+        assert isinstance(text, str) and f"Seed: {record.seed}" in text, text
+    match_text = matches_export_text.sync(str(match.id), client=client)
+    assert isinstance(match_text, str) and match_text.startswith(f"Match: {match.id}"), match_text
     assert moves >= 20
     print(f"finished {match.deals_won[0]}-{match.deals_won[1]}", flush=True)
 

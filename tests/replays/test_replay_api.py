@@ -144,6 +144,64 @@ def test_match_export_lists_the_deals_that_are_over(table: Callable[..., Any], g
 
 
 @pytest.mark.django_db
+def test_the_text_exports_have_their_own_paths_and_format_text_still_works(
+    table: Callable[..., Any], games: Any
+) -> None:
+    """`.../export.txt` answers the text notation (`text/plain`, the same file name) that
+    `?format=text` answers at `.../export`, which older clients still use; errors stay
+    JSON with their codes, whatever `Accept` says, and `export.txt` takes no `?format=`."""
+    t = table(format="first_to_2")
+    games.play(t.match, 40)
+    games.play(t.match, 5)
+    t.refresh()
+    first = Deal.objects.get(match=t.match, number=1)
+    client = t.clients["seat0"]
+    for base, filename in (
+        (f"/api/v1/deals/{first.pk}/export", f"deal-{first.pk}.txt"),
+        (f"/api/v1/matches/{t.match.pk}/export", f"match-{t.match.pk}.txt"),
+    ):
+        text = client.get(base + ".txt")
+        assert text.status_code == 200, text.content
+        assert text["Content-Type"] == "text/plain; charset=utf-8"
+        assert text["Content-Disposition"] == f'inline; filename="{filename}"'
+        assert f"Seed: {first.seed}" in text.content.decode()
+        kept = client.get(base, {"format": "text"})  # the old way, for existing clients
+        assert kept.status_code == 200 and kept.content == text.content
+        assert kept["Content-Type"] == text["Content-Type"]
+        assert kept["Content-Disposition"] == text["Content-Disposition"]
+        assert client.get(base)["Content-Type"] == "application/json"
+        assert client.get(base + ".txt", HTTP_ACCEPT="text/plain").content == text.content
+        for bad in ({"format": "json"}, {"format": "text"}, {"ply": "1"}):
+            refused = client.get(base + ".txt", bad, HTTP_ACCEPT="text/plain")
+            assert refused.status_code == 400 and refused["Content-Type"] == "application/json"
+            assert refused.json()["code"] == "invalid_input"
+            assert list(refused.json()["details"]) == list(bad)
+    # The same access rules and error bodies as the JSON exports.
+    second = Deal.objects.get(match=t.match, number=2)  # being played
+    urls = [
+        f"/api/v1/deals/{second.pk}/export",
+        "/api/v1/deals/999999/export",
+        "/api/v1/deals/abc/export",
+        f"/api/v1/matches/{t.match.pk}/export",
+        "/api/v1/matches/00000000-0000-0000-0000-000000000000/export",
+    ]
+    for who in ("seat1", "stranger", "anonymous"):
+        for url in urls:
+            as_json = t.clients[who].get(url)
+            as_text = t.clients[who].get(url + ".txt", HTTP_ACCEPT="text/plain")
+            assert as_text.status_code == as_json.status_code, (who, url)
+            if as_json.status_code != 200:
+                assert as_text["Content-Type"] == "application/json", (who, url)
+                assert as_text.json() == as_json.json(), (who, url)
+    assert t.clients["stranger"].get(f"/api/v1/deals/{first.pk}/export.txt").json()["code"] == (
+        "match_private"
+    )
+    assert t.clients["seat1"].get(f"/api/v1/deals/{second.pk}/export.txt").json()["code"] == (
+        "deal_not_over"
+    )
+
+
+@pytest.mark.django_db
 def test_verify_every_finished_deal_and_catch_tampering(
     table: Callable[..., Any], games: Any
 ) -> None:

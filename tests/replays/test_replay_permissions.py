@@ -164,7 +164,7 @@ def test_replay_permissions_during_and_after_the_deal(
     # The other endpoints keep the deal's secrets too.
     for role in ROLES:
         client = t.clients[role]
-        for endpoint in ("verify", "export", "export?format=text"):
+        for endpoint in ("verify", "export", "export?format=text", "export.txt"):
             response = client.get(f"/api/v1/deals/{t.deal.pk}/{endpoint}")
             if role == "admin":
                 assert response.status_code == 200, (endpoint, response.content)
@@ -214,7 +214,7 @@ def test_replay_permissions_during_and_after_the_deal(
                 assert body["position"] == expected
             else:
                 assert not cards_in(body) and seed not in str(body), (role, body)
-        for endpoint in ("verify", "export", "export?format=text"):
+        for endpoint in ("verify", "export", "export?format=text", "export.txt"):
             response = client.get(f"/api/v1/deals/{t.deal.pk}/{endpoint}")
             assert response.status_code == status, (role, endpoint)
             audit.check(who[role], response, endpoint)
