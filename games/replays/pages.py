@@ -61,6 +61,7 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "strings": replay_strings(),
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
             "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
+            "export_text_url": reverse("deal-export-text", kwargs={"deal_id": deal.pk}),
             "verify_url": reverse("deal-verify", kwargs={"deal_id": deal.pk}),
             # Only a deal that is over has a record to export (the API answers 403 before).
             "records_open": deal.is_over or selectors.is_admin(user),

@@ -111,7 +111,7 @@ def test_step_a_finished_deal_to_its_end(
         .startswith("Drawn" if winner is None else ("You win" if winner == 0 else "bob wins"))
     )
     href = page.get_attribute("#export-text", "href")
-    assert href == f"/api/v1/deals/{deal.pk}/export?format=text"
+    assert href == f"/api/v1/deals/{deal.pk}/export.txt"
     page.screenshot(path="/tmp/replay-desktop.png", full_page=True)
 
     # One seat's view: the other hand is face down.

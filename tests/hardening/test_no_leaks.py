@@ -797,6 +797,7 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
         f"{api}/events?after=3",
         f"{api}/export",
         f"{api}/export?format=text",
+        f"{api}/export.txt",
         f"/api/v1/deals/{deal.pk}",
         f"/api/v1/deals/{deal.pk}/replay",
         f"/api/v1/deals/{deal.pk}/replay?seat={1 - seat}",
@@ -806,6 +807,7 @@ def test_a_staff_member_seated_at_a_table_sees_only_their_seat(
         f"/api/v1/deals/{deal.pk}/verify",
         f"/api/v1/deals/{deal.pk}/export",
         f"/api/v1/deals/{deal.pk}/export?format=text",
+        f"/api/v1/deals/{deal.pk}/export.txt",
         f"/api/v1/players/{root.username}/matches",
         "/api/v1/matches?mine=true",
         f"/replay/{deal.pk}/",
@@ -931,9 +933,17 @@ def test_bot_decision_seeds_never_leave_the_server(
     get(client, f"/api/v1/matches/{match_id}/events")
     for who in (client, auth_client(stranger)):
         for summary in final["deals"]:
-            for suffix in ("", "/replay", "/verify", "/export", "/export?format=text"):
+            for suffix in (
+                "",
+                "/replay",
+                "/verify",
+                "/export",
+                "/export?format=text",
+                "/export.txt",
+            ):
                 get(who, f"/api/v1/deals/{summary['id']}{suffix}")
         get(who, f"/api/v1/matches/{match_id}/export")
+        get(who, f"/api/v1/matches/{match_id}/export.txt")
     assert len(seeds) == 30 and {level for level, _, _ in seeds} == {"random", "greedy"}
     secrets = tuple(seed for _, _, seed in seeds)
     public = {f"{s['id']}:{ply}" for s in final["deals"] for ply in range(40)}

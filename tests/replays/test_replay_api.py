@@ -328,7 +328,7 @@ def test_replay_page_and_admin_link(table: Callable[..., Any], games: Any) -> No
     public = finished(table, games, public=True)
     response = Client().get(f"/replay/{public.deal.pk}/")
     assert response.status_code == 200 and "Whole table" in response.content.decode()
-    assert f"/api/v1/deals/{public.deal.pk}/export?format=text" in response.content.decode()
+    assert f"/api/v1/deals/{public.deal.pk}/export.txt" in response.content.decode()
     # Anonymous visitors may replay a public match's finished deal through the API.
     assert Client().get(f"/api/v1/deals/{public.deal.pk}/replay").status_code == 200
 
