@@ -8,13 +8,17 @@ Elsewhere they are skipped with the reason, unless BRISCOLA_REQUIRE_SERVICES=1 (
 where a missing service fails them.
 
 On PostgreSQL the test database, and only it, lets TRUNCATE through the move log's
-trigger (see django_db_setup), so `django_db(transaction=True)` tests work there.
+trigger (see django_db_setup), so `django_db(transaction=True)` tests work there. On
+SQLite it is a file of the pytest process's own, not Django's in-memory database (see
+django_db_modify_db_settings).
 """
 
 import hashlib
 import itertools
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -161,6 +165,51 @@ def _is_test_database(settings_dict: dict[str, Any]) -> bool:
         name == (settings_dict.get("TEST") or {}).get("NAME")
         or name.startswith(TEST_DATABASE_PREFIX)
     )
+
+
+SQLITE_TEST_DIRECTORY_PREFIX = "briscola-test-db-"
+"""The start of the name of the temporary directory that holds a process's SQLite test
+database (followed by the process id)."""
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None,
+) -> Iterator[None]:
+    """SQLite: the test database is a file in a temporary directory of this process's own,
+    removed with everything in it at the end of the session.
+
+    Django's default test database on SQLite is in memory, "file:memorydb_default?mode=
+    memory&cache=shared": every connection of the process (the test's, the live server's
+    request threads, the streams' reading threads, in-process tasks) shares one cache,
+    where SQLite locks tables, and a statement that meets another connection's lock fails
+    at once ("database table is locked"), whatever the busy timeout, which does not apply
+    to those locks. A stream's read or a bot's reply during the test's write failed so,
+    now and then, where PostgreSQL waits. A file is opened with settings.py's SQLite
+    options, make run's (WAL: reads go on beside a write; a write waits up to 20 s for
+    another; transactions begin IMMEDIATE), so connections wait for each other instead.
+
+    The directory comes from mkdtemp: unique to the process, so tests/lanes.py's two lanes
+    (and pytest-xdist's workers, were it used) each have their own database. Django
+    removes the file when it destroys the test database; the directory, with WAL's -wal
+    and -shm files that a thread's connection still open may leave, goes after that.
+    A TEST NAME set in the settings (a file someone chose) is left alone.
+    """
+    directory: str | None = None
+    for alias, db_settings in settings.DATABASES.items():
+        if db_settings["ENGINE"] != "django.db.backends.sqlite3":
+            continue
+        test_settings = db_settings.setdefault("TEST", {})
+        if test_settings.get("NAME") not in (None, "", ":memory:"):
+            continue
+        if directory is None:
+            directory = tempfile.mkdtemp(prefix=f"{SQLITE_TEST_DIRECTORY_PREFIX}{os.getpid()}-")
+        test_settings["NAME"] = os.path.join(directory, f"test_{alias}.sqlite3")
+    try:
+        yield
+    finally:
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -510,7 +559,9 @@ class _GatedWSGIServer(ThreadedWSGIServer):
 
 
 class _OneAppCallAtATimeWSGIServer(_GatedWSGIServer):
-    """Threaded, but runs the application for one request at a time.
+    """Threaded, but runs the application for one request at a time: only for a SQLite
+    test database in memory, which a TEST NAME in the settings may still ask for (the
+    default is a file, see ``django_db_modify_db_settings``).
 
     Each connection keeps its own thread (a browser opens spare connections and leaves
     them idle; they wait alone), while the application calls, which share SQLite's
@@ -530,14 +581,14 @@ class _OneAppCallAtATimeWSGIServer(_GatedWSGIServer):
 
 @pytest.fixture(scope="session")
 def live_server(request: pytest.FixtureRequest, django_db_setup: None) -> Iterator[LiveServer]:
-    """pytest-django's ``live_server``, made safe for SQLite in memory, and closed between
-    tests (``_Gate``).
+    """pytest-django's ``live_server``, started after the test database exists, and closed
+    between tests (``_Gate``).
 
     It waits for ``django_db_setup``: started before the test database exists (as the
     plain fixture may be), the server would find the configured database rather than the
-    in-memory test one, and each request thread would open its own connection to a
-    shared-cache database that refuses concurrent writes ("database table is locked").
-    On PostgreSQL each request has its own connection and the server is fully threaded.
+    test one. Each request has its own connection and the server is fully threaded, on
+    PostgreSQL and on SQLite's test file (``django_db_modify_db_settings``); only a SQLite
+    test database in memory is shared with the tests, one request at a time.
     """
     addr = (
         request.config.getvalue("liveserver")

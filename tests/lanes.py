@@ -12,7 +12,8 @@ spent a day in the side lane (marked ``side_lane``); its browser tests grew, and
 2026-12-07 the lanes took 397 s and 580 s with them there, so they came back.
 
 The lanes share no state: the side lane gets its own database name (so pytest-django's test
-database is not the other lane's) and its own Redis database number. The other lane's
+database is not the other lane's; on SQLite each pytest process's test database is a file
+of its own anyway, see tests/conftest.py) and its own Redis database number. The other lane's
 output streams to the terminal; the side lane's is printed when it ends. The exit status is
 0 only if both lanes pass. (Options are passed to both lanes; to choose tests by marker
 with ``-m``, run pytest itself.)

@@ -19,7 +19,8 @@ def test_the_side_lane_gets_its_own_database_and_redis_number() -> None:
 
 
 def test_sqlite_and_no_services_are_left_alone() -> None:
-    # pytest-django's SQLite test database is in memory: nothing to separate.
+    # On SQLite each pytest process's test database is a file of its own, in a temporary
+    # directory (tests/conftest.py, tests/test_sqlite_test_database.py): nothing to separate.
     env = {"DATABASE_URL": "sqlite:///db.sqlite3"}
     assert lane_env(env) == env
     assert lane_env({}) == {}
