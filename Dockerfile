@@ -21,7 +21,8 @@ RUN useradd --create-home --uid 10001 briscola && chown -R briscola:briscola /ap
 USER briscola
 
 EXPOSE 8000
-# gunicorn managing uvicorn workers (ASGI): see README, "Serving".
+# gunicorn managing uvicorn workers (ASGI): see README, "Serving". No control socket (it
+# would be ~/.gunicorn/gunicorn.ctl, shared by every instance of the user).
 CMD ["gunicorn", "briscola_service.asgi", "--worker-class", "briscola_service.serving.Worker", \
      "--bind", "0.0.0.0:8000", "--workers", "3", "--keep-alive", "5", "--timeout", "60", \
-     "--access-logfile", "-"]
+     "--access-logfile", "-", "--no-control-socket"]

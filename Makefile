@@ -48,8 +48,11 @@ run: venv
 	@echo "  Try:"
 	@echo "    curl -X POST http://$(HOST):$(PORT)/api/v1/auth/register -H 'Content-Type: application/json' -d '{\"username\":\"alice\",\"password\":\"a-long-password-1\"}'"
 	@echo ""
+	@# --no-control-socket: gunicorn 25+ would listen on ~/.gunicorn/gunicorn.ctl, one path
+	@# for every instance of the user, so a second server took over the first's (signals
+	@# still manage it: HUP reloads, TERM stops).
 	exec $(VENV)/bin/gunicorn briscola_service.asgi --worker-class briscola_service.serving.Worker \
-		--bind $(HOST):$(PORT) --workers $(WEB_WORKERS) --access-logfile -
+		--bind $(HOST):$(PORT) --workers $(WEB_WORKERS) --access-logfile - --no-control-socket
 
 check: venv-dev
 	$(VENV)/bin/ruff check .

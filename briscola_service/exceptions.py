@@ -54,6 +54,7 @@ _OTHER_CODES = {
     "not_acceptable",
     "insufficient_scope",
     "metrics_forbidden",  # /metrics (briscola_service.metrics), in the same shape
+    "invalid_host",  # 400: a Host not in ALLOWED_HOSTS (briscola_service.middleware)
     # briscola_service.serving, the ASGI server's guard, before Django sees the request:
     "request_timeout",  # 408: headers or body too slow
     "uri_too_long",  # 414

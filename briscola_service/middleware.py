@@ -1,5 +1,6 @@
-"""Middleware: answers kept out of shared caches; refuse oversized API bodies; answer a
-database outage with a clean 503; a throttled login form with a 429."""
+"""Middleware: the Host header checked (the probes exempt, JSON for the API); answers kept
+out of shared caches; refuse oversized API bodies; answer a database outage with a clean
+503; a throttled login form with a 429."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_cache_control
@@ -19,6 +21,48 @@ logger = logging.getLogger(__name__)
 
 # Seconds a client is told to wait when the database is unreachable.
 DATABASE_RETRY_AFTER = 2
+
+
+# Answered whatever the Host header says: they reveal nothing, and a container's or a load
+# balancer's probe calls them by an address (127.0.0.1:8000) that ALLOWED_HOSTS, set to
+# the public name, does not list.
+PROBE_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+class AllowedHostsMiddleware:
+    """The Host header against ``ALLOWED_HOSTS``, before anything else reads it.
+
+    ``/healthz`` and ``/readyz`` are answered whatever the Host: with ALLOWED_HOSTS set to
+    the public name only, Django refused the Compose healthcheck's
+    ``http://127.0.0.1:8000/readyz`` with a 400 and the service never became healthy.
+    Under ``/api/`` a Host not allowed is a 400 in the API's error shape, code
+    ``invalid_host``; elsewhere (the pages, the admin) Django's own 400 page. Either way
+    it is logged as Django logs it (``django.security.DisallowedHost``)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info in PROBE_PATHS:
+            # The probes never use the host: the raw one, not checked, for whoever asks.
+            request.get_host = request._get_raw_host  # type: ignore[method-assign]
+            return self.get_response(request)
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            if not request.path.startswith("/api/"):
+                raise  # Django's handler: its 400 page, logged
+            logging.getLogger("django.security.DisallowedHost").error(
+                str(exc), extra={"status_code": 400, "request": request}
+            )
+            return JsonResponse(
+                error_body(
+                    "invalid_host",
+                    "The request's Host header names a host this service does not serve.",
+                ),
+                status=400,
+            )
+        return self.get_response(request)
 
 
 class PrivateAnswersMiddleware:
@@ -75,8 +119,10 @@ class RequestBodyLimitMiddleware:
 
 class DatabaseUnavailableMiddleware:
     """A request that fails because the database cannot be reached (a restart, a failover,
-    a broken persistent connection) gets a 503 ``service_unavailable`` with Retry-After,
-    in the API's error shape under /api/, instead of a 500.
+    a broken persistent connection), or because no pooled connection came free within
+    ``DATABASE_POOL_TIMEOUT`` seconds (a burst larger than ``DATABASE_POOL_MAX_SIZE``),
+    gets a 503 ``service_unavailable`` with Retry-After, in the API's error shape under
+    /api/, instead of a 500.
 
     Nothing was written: the request's transaction, if any, never committed. With
     ``CONN_HEALTH_CHECKS`` the next request opens a fresh connection, so service resumes
@@ -94,15 +140,27 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
-        logger.warning(
-            "database unavailable for %s %s: %s", request.method, request.path, exception
-        )
-        body = error_body(
-            "service_unavailable",
-            "The service is briefly unavailable (its database cannot be reached); "
-            "nothing was changed. Retry shortly.",
-            {"retry_after": DATABASE_RETRY_AFTER},
-        )
+        if _pool_exhausted(exception):
+            logger.warning(
+                "no database connection free for %s %s within %g s (DATABASE_POOL_MAX_SIZE %s)",
+                request.method,
+                request.path,
+                settings.DATABASE_POOL_TIMEOUT,
+                settings.DATABASE_POOL_MAX_SIZE,
+            )
+            message = (
+                "The service is busy (no database connection came free in time); "
+                "nothing was changed. Retry shortly."
+            )
+        else:
+            logger.warning(
+                "database unavailable for %s %s: %s", request.method, request.path, exception
+            )
+            message = (
+                "The service is briefly unavailable (its database cannot be reached); "
+                "nothing was changed. Retry shortly."
+            )
+        body = error_body("service_unavailable", message, {"retry_after": DATABASE_RETRY_AFTER})
         if request.path.startswith("/api/"):
             response: HttpResponse = JsonResponse(body, status=503)
         else:
@@ -111,6 +169,22 @@ class DatabaseUnavailableMiddleware:
             )
         response["Retry-After"] = str(DATABASE_RETRY_AFTER)
         return response
+
+
+def _pool_exhausted(exception: BaseException) -> bool:
+    """Whether the database error is the connection pool's: every connection of this
+    process (DATABASE_POOL_MAX_SIZE) stayed busy for DATABASE_POOL_TIMEOUT seconds
+    (psycopg_pool's PoolTimeout, or TooManyRequests, under Django's OperationalError)."""
+    try:
+        from psycopg_pool import PoolTimeout, TooManyRequests
+    except ImportError:  # pragma: no cover - the pool's package is a dependency
+        return False
+    cause: BaseException | None = exception
+    while cause is not None:
+        if isinstance(cause, PoolTimeout | TooManyRequests):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 class ThrottledLoginMiddleware:

@@ -65,9 +65,14 @@ if not SECRET_KEY.strip():  # blank is unset: spaces are a key anyone can guess
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
     SECRET_KEY = _dev_secret_key(DEV_SECRET_KEY_FILE)
 
+# Another Host is refused: 400, `invalid_host` in the API's error shape under /api/
+# (briscola_service.middleware.AllowedHostsMiddleware); /healthz and /readyz answer whatever
+# the Host, so a probe by address works with ALLOWED_HOSTS set to the public name only.
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
-if "testserver" not in ALLOWED_HOSTS:
-    ALLOWED_HOSTS.append("testserver")  # Django's and DRF's test clients
+if DEBUG and "testserver" not in ALLOWED_HOSTS:
+    # Django's test client in a DEBUG shell. Never in production; the test suite gets it
+    # from Django's setup_test_environment (pytest-django), whatever DEBUG says.
+    ALLOWED_HOSTS.append("testserver")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # CORS (django-cors-headers), for web clients served from another origin: off unless
@@ -108,6 +113,8 @@ if GAMES_APP_PRESENT:
 MIDDLEWARE = [
     "briscola_service.logs.RequestIdMiddleware",
     "briscola_service.metrics.RequestMetricsMiddleware",
+    # The Host header first (the probes exempt; JSON `invalid_host` under /api/).
+    "briscola_service.middleware.AllowedHostsMiddleware",
     # Before the rest: a CORS preflight OPTIONS is answered here, before authentication
     # could refuse it (django-cors-headers).
     "corsheaders.middleware.CorsMiddleware",
@@ -162,13 +169,61 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
+# A pool of PostgreSQL connections per process (Django's own, psycopg_pool): at most
+# DATABASE_POOL_MAX_SIZE connections, whatever the number of requests. Served by ASGI (the
+# default everywhere: make run, the image, Compose), each request runs in a thread of its
+# own with a connection of its own, and without a pool nothing capped them: a burst of 160
+# requests on 2 workers opened 99 connections and PostgreSQL refused the rest ("too many
+# clients", for the Celery workers too). A request's thread takes a connection from the
+# pool when it first queries and gives it back when it ends; the streams' reading threads
+# (LIVE_DB_THREADS) take theirs from the same pool and keep them. A request that waits
+# DATABASE_POOL_TIMEOUT seconds for a free connection answers 503 `service_unavailable`
+# with Retry-After (briscola_service.middleware.DatabaseUnavailableMiddleware).
+# Sizing (docs/operations.md): web processes x DATABASE_POOL_MAX_SIZE + Celery worker
+# processes (one each) + a few for migrate/psql must stay below PostgreSQL's
+# max_connections. DATABASE_POOL=false turns it off (e.g. behind PgBouncer).
+#
+# DATABASE_CONN_MAX_AGE, seconds a connection is kept by its thread between requests: 0.
+# Under ASGI a request's thread is never reused, so a kept connection would only pile up
+# (Django's docs say the same); the pool is what reuses them, and Django allows no pool
+# with it. A sync WSGI server (bench/load.py --worker-class sync) may keep them with e.g.
+# 60, which turns the pool off unless DATABASE_POOL=true says otherwise (then refused).
+#
+# The pool is off by default in the test suite's own process (pytest sets PYTEST_VERSION):
+# its fixtures check that no thread leaves a session open, which a pool's idle connections
+# would be, and tests run 20 threads at once; the servers that tests start (gunicorn, in a
+# process of its own) get it (tests/ops/test_database_pool.py).
+DATABASE_CONN_MAX_AGE = env.int("DATABASE_CONN_MAX_AGE", default=0)
+DATABASE_POOL = env.bool(
+    "DATABASE_POOL", default=DATABASE_CONN_MAX_AGE == 0 and "PYTEST_VERSION" not in os.environ
+)
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=20)
+# Connections kept open even when idle (0: opened on demand, closed after 10 idle minutes).
+DATABASE_POOL_MIN_SIZE = env.int("DATABASE_POOL_MIN_SIZE", default=0)
+# The longest a request waits for a connection, a free one or a new one (then 503). Also
+# how long the pool retries a connection that failed (its reconnect_timeout): while the
+# database is down a request fails after this long, and once it is back the next request
+# connects at once, not after a retry backed off for minutes.
+DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=3.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Seconds a connection is kept between requests. Served by ASGI (the default everywhere:
-    # make run, the image, Compose), each request runs in a thread of its own, whose
-    # connection no later request can reuse: a kept one would only pile up until PostgreSQL
-    # refuses more (Django's docs say the same). So 0, one connection per request; a sync
-    # WSGI server (bench/load.py --worker-class sync) may keep them with e.g. 60.
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+    DATABASES["default"]["CONN_MAX_AGE"] = DATABASE_CONN_MAX_AGE
+    if DATABASE_POOL:
+        if DATABASE_CONN_MAX_AGE != 0:
+            raise ImproperlyConfigured(
+                "DATABASE_CONN_MAX_AGE must be 0 with the connection pool (DATABASE_POOL)."
+            )
+        if not 0 <= DATABASE_POOL_MIN_SIZE <= DATABASE_POOL_MAX_SIZE or DATABASE_POOL_TIMEOUT <= 0:
+            raise ImproperlyConfigured(
+                "DATABASE_POOL_MIN_SIZE must be between 0 and DATABASE_POOL_MAX_SIZE, and "
+                "DATABASE_POOL_TIMEOUT above 0."
+            )
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": DATABASE_POOL_MIN_SIZE,
+            "max_size": DATABASE_POOL_MAX_SIZE,
+            "timeout": DATABASE_POOL_TIMEOUT,
+            "reconnect_timeout": DATABASE_POOL_TIMEOUT,
+            "name": "briscola",
+        }
     # A kept connection is checked before a request reuses it: after a database restart
     # the first request reconnects instead of failing on a dead socket.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -238,6 +293,13 @@ LIVE_DB_THREADS = env.int("LIVE_DB_THREADS", default=4)
 # Those threads keep their connections (whatever DATABASE_CONN_MAX_AGE says), closing one
 # only when an error left it unusable; false: a new connection for every read.
 LIVE_DB_KEEP_CONNECTIONS = env.bool("LIVE_DB_KEEP_CONNECTIONS", default=True)
+if (
+    "pool" in DATABASES["default"].get("OPTIONS", {})
+    and LIVE_DB_KEEP_CONNECTIONS
+    and DATABASE_POOL_MAX_SIZE <= LIVE_DB_THREADS
+):
+    # Those threads keep pooled connections: the requests need some left.
+    raise ImproperlyConfigured("DATABASE_POOL_MAX_SIZE must be above LIVE_DB_THREADS.")
 # What EventSource waits before reconnecting (SSE `retry:`), in milliseconds. Each opening
 # counts in the account's request rate (THROTTLE_USER_RATE): 2 s is 30 a minute a stream.
 LIVE_RETRY_MS = env.int("LIVE_RETRY_MS", default=2000)
