@@ -675,6 +675,9 @@ if not DEBUG:
     if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # A probe calls the server by its address over plain HTTP (Compose's healthcheck, a load
+    # balancer's): /healthz and /readyz answer it there instead of redirecting to https.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     # HSTS is sent only over HTTPS; a year, subdomains included, unless told otherwise.

@@ -95,3 +95,21 @@ def test_testserver_is_not_an_allowed_host_in_production() -> None:
     # DEBUG (make run) keeps it, for Django's test client in a shell.
     result = _settings("print(s.ALLOWED_HOSTS)", DEBUG="true", ALLOWED_HOSTS=PUBLIC)
     assert result.stdout.strip() == f"['{PUBLIC}', 'testserver']"
+
+
+def test_the_probes_answer_over_plain_http_where_the_rest_redirects_to_https() -> None:
+    """Production redirects plain HTTP to https (SECURE_SSL_REDIRECT); a probe that calls
+    the server by its address over HTTP gets its answer, not a 301."""
+    script = (
+        "from django.test import Client; c = Client(HTTP_HOST='cards.example');"
+        "print(c.get('/healthz').status_code, c.get('/api/v1/auth/me').status_code)"
+    )
+    result = _settings(
+        "import django; django.setup(); " + script,
+        DEBUG="false",
+        SECRET_KEY="x" * 50,
+        ALLOWED_HOSTS=PUBLIC,
+        DJANGO_SETTINGS_MODULE="briscola_service.settings",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["200", "301"]
