@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from accounts.models import AccessToken, TokenScope, User
 from accounts.services import (
+    InvalidCredentialsError,
     access_token_create,
     access_token_revoke,
     token_obtain,
@@ -33,9 +34,10 @@ from briscola_service.serializers import (
     StrictChoiceField,
     StrictSerializer,
 )
-from briscola_service.throttling import PasswordCheckThrottle
+from briscola_service.throttling import PasswordCheckThrottle, record_password_failure
 
-# The default throttles, and one password check per request (per IP and per user name).
+# The default throttles, and one password check per request (per IP, and refused while the
+# user name is over its failures).
 PASSWORD_THROTTLES: list[Any] = [*api_settings.DEFAULT_THROTTLE_CLASSES, PasswordCheckThrottle]
 
 # Managing tokens and the account needs the account's own token (or a session): a
@@ -102,7 +104,8 @@ class TokenObtainApi(APIView):
         tags=["auth"],
         summary="Get the API token for a user name and password",
         description=(
-            "The account's token (every scope). Send it as `Authorization: Bearer <token>` "
+            "The account's token (every scope); the user name in any letter case. Send it as "
+            "`Authorization: Bearer <token>` "
             "(or `Token <token>`). For programs, prefer personal access tokens "
             "(`/auth/tokens`): several, named, scoped, each revoked on its own."
         ),
@@ -113,7 +116,11 @@ class TokenObtainApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        token = token_obtain(**serializer.validated_data)
+        try:
+            token = token_obtain(**serializer.validated_data)
+        except InvalidCredentialsError:
+            record_password_failure(request, serializer.validated_data["username"])
+            raise
         return Response(self.OutputSerializer({"token": token}).data)
 
 

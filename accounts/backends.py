@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import ValidationError
 
+from accounts.models import User
+from accounts.selectors import user_by_name
 from briscola_service import throttling
 
 
@@ -18,13 +21,38 @@ class PeopleOnlyBackend(ModelBackend):
     def authenticate(
         self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any
     ) -> Any:
-        """Every password check made for a request (the admin's and the browsable API's login
-        forms) is throttled per client IP and per user name first: ``Throttled`` (429) over
-        either (see briscola_service.throttling; the API's token and register endpoints
-        count the same attempts in their views)."""
-        if request is not None and password is not None:
-            throttling.check_password_attempt(request, str(username or ""))
-        return super().authenticate(request, username=username, password=password, **kwargs)
+        """The account of ``username`` in any letter case (as names are unique: ``Zed``
+        signs in as ``zed`` too), if ``password`` is its password.
+
+        Every password check made for a request (the sign-in page, the admin's and the
+        browsable API's login forms) is throttled first: ``Throttled`` (429) over the
+        checks of the client IP, or over the failures of the name from this address or
+        from all of them; a failure is counted after (see briscola_service.throttling; the
+        API's token and register endpoints count the same attempts in their views)."""
+        if username is None:
+            username = kwargs.get(User.USERNAME_FIELD)
+        if username is None or password is None:
+            return None
+        name = str(username)
+        if request is not None:
+            throttling.check_password_attempt(request, name)
+        user = self._find(name)
+        if user is None:
+            # Run the hasher once anyway, as Django's ModelBackend does, so that the time
+            # taken does not tell whether the name exists.
+            User().set_password(password)
+        elif user.check_password(password) and self.user_can_authenticate(user):
+            return user
+        if request is not None:
+            throttling.record_password_failure(request, name)
+        return None
+
+    @staticmethod
+    def _find(name: str) -> User | None:
+        try:
+            return user_by_name(name)
+        except ValidationError:  # a control character: nobody's name
+            return None
 
     def user_can_authenticate(self, user: Any) -> bool:
         return super().user_can_authenticate(user) and not getattr(user, "is_bot", False)

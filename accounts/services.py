@@ -93,7 +93,8 @@ def user_register(*, username: str, password: str, bot: bool = False) -> tuple[U
 
 
 def token_obtain(*, username: str, password: str) -> str:
-    """Return the user's API token, creating one if it was revoked.
+    """Return the user's API token, creating one if it was revoked. ``username`` in any
+    letter case (accounts.backends).
 
     Bot accounts have unusable passwords, so they can never obtain a token this way.
     """

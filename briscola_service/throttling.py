@@ -18,9 +18,22 @@ of Redis must not take the API down with it.
 The scopes (rates in ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, "none" turns one off):
 
 - ``anon`` (per client IP) and ``user`` (per account): every API request;
-- ``login_ip`` and ``login_user``: every password check (the API's token and register
-  endpoints, the admin's and the browsable API's login forms), per client IP and per
-  user name (lower-cased): password guessing and the CPU a password hash costs;
+- ``login_ip``: every password check (the API's token and register endpoints, the sign-up
+  and sign-in pages, the admin's and the browsable API's login forms), per client IP: the
+  CPU a password hash costs, and guessing from one address;
+- ``login_user``: *wrong* passwords for one user name (NFKC, lower-cased) *from one
+  address*; once over, that name's password checks from that address are refused before
+  the check. Counted per (address, name), so that nobody can lock a person out of
+  signing in by failing on purpose from elsewhere (as a per-name count of every attempt
+  from anywhere did);
+- ``login_user_all``: wrong passwords for one user name from every address together, a
+  ceiling ten times ``login_user``'s by default (``LOGIN_USER_ALL_FACTOR``; a
+  ``login_user_all`` rate in the settings overrides it), so that guessing spread over
+  many addresses is bounded too. Refused like ``login_user`` once over, from every
+  address: locking a name out takes that many failures a window, from many addresses.
+  Sign-ins that succeed count in neither (only in ``login_ip``). The two are read
+  before the check and counted after it, so parallel guesses may pass a limit by the
+  number in flight, which ``login_ip`` (counted atomically, before) bounds per address;
 - ``auth_failure``: requests whose API token is wrong, per client IP (each costs a
   database lookup). Only failures count; once over the limit, that address's token
   requests are refused before the lookup.
@@ -32,6 +45,7 @@ import logging
 import math
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,9 +155,17 @@ def parse_rate(rate: str | None) -> tuple[int, int] | None:
     return int(num), {"s": 1, "m": 60, "h": 3600, "d": 86400}[period[0]]
 
 
+# ``login_user_all``, unless the settings give it a rate: ``login_user``'s, times this.
+LOGIN_USER_ALL_FACTOR = 10
+
+
 def rate_of(scope: str) -> tuple[int, int] | None:
     """The current (limit, period) of a scope, read at each request (settings may change)."""
-    rate: str | None = api_settings.DEFAULT_THROTTLE_RATES.get(scope)
+    rates = api_settings.DEFAULT_THROTTLE_RATES
+    if scope == "login_user_all" and scope not in rates:
+        base = parse_rate(rates.get("login_user"))
+        return None if base is None else (base[0] * LOGIN_USER_ALL_FACTOR, base[1])
+    rate: str | None = rates.get(scope)
     return parse_rate(rate)
 
 
@@ -200,10 +222,37 @@ def record(scope: str, ident: str) -> None:
         logger.warning("throttle cache unavailable, failure not counted: %s", exc)
 
 
+def _name_ident(username: str) -> str:
+    """A user name as the login counters know it: as names are looked up (NFKC, lower
+    case), at most 150 characters, always encodable (a lone surrogate as its escape)."""
+    name = unicodedata.normalize("NFKC", username.strip()).lower()[:150]
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _login_idents(request: Any, username: str) -> tuple[str, str]:
+    """(the address and the name: ``login_user``'s identity, the name: ``login_user_all``'s).
+    The address first: it has no ``|``, so no two pairs make one identity."""
+    name = _name_ident(username)
+    return f"{client_ip(request)}|{name}", name
+
+
 def check_password_attempt(request: Any, username: str) -> None:
-    """Count one password check per client IP and per user name; ``Throttled`` over either."""
+    """Before a password check: count it per client IP (``Throttled`` over
+    ``login_ip``), and refuse it (``Throttled``) when the name has failed too often from
+    this address (``login_user``) or from all of them (``login_user_all``). Only
+    failures count for the name: see :func:`record_password_failure`."""
     check("login_ip", client_ip(request))
-    check("login_user", username.strip().lower()[:150])
+    per_address, name = _login_idents(request, username)
+    refuse_if_over("login_user", per_address)
+    refuse_if_over("login_user_all", name)
+
+
+def record_password_failure(request: Any, username: str) -> None:
+    """After a wrong password (or an unknown name) for ``username``: count it for the name
+    from this address and for the name from anywhere."""
+    per_address, name = _login_idents(request, username)
+    record("login_user", per_address)
+    record("login_user_all", name)
 
 
 # --- DRF throttle classes ------------------------------------------------------------------
@@ -259,7 +308,9 @@ class UserThrottle(_CountingThrottle):
 
 class PasswordCheckThrottle(BaseThrottle):
     """For the API endpoints that check or set a password (token, register): one attempt
-    per request, counted per client IP and per the user name in the body."""
+    per request, counted per client IP, and refused while the user name in the body is
+    over its failures (see :func:`check_password_attempt`; the token endpoint records
+    them)."""
 
     def __init__(self) -> None:
         self._wait: float | None = None

@@ -197,3 +197,52 @@ def test_personal_token_bodies_take_json_types_only(api_client: APIClient) -> No
             "invalid_input",
         )
         assert [e["code"] for e in refused["details"][field]] == ["invalid"], refused
+
+
+# --- Sign-in is case-insensitive, as names are unique regardless of case --------------------
+
+
+@pytest.mark.parametrize("typed", ["zed", "ZED", "Zed", "zEd"])
+def test_token_sign_in_takes_the_name_in_any_letter_case(api_client: APIClient, typed: str) -> None:
+    """``Zed`` and ``zed`` are one name (registering ``zed`` is ``username_taken``): so
+    ``zed`` signs ``Zed`` in, and gets Zed's token."""
+    token = register(api_client, "Zed").json()["token"]
+    assert_error(register(api_client, "zed"), 409, "username_taken")
+    response = api_client.post(
+        TOKEN, {"username": typed, "password": "a-long-password-1"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["token"] == token
+    wrong = {"username": typed, "password": "a-wrong-password"}
+    assert_error(api_client.post(TOKEN, wrong, format="json"), 401, "invalid_credentials")
+
+
+def test_token_sign_in_normalises_the_name_as_registration_does(api_client: APIClient) -> None:
+    register(api_client, "Zed")
+    full_width = "\uff3a\uff45\uff44"  # ＺＥＤ: NFKC makes it ZED
+    body = {"username": full_width, "password": "a-long-password-1"}
+    assert api_client.post(TOKEN, body, format="json").status_code == 200
+
+
+def test_a_name_with_a_control_character_is_nobodys(api_client: APIClient) -> None:
+    register(api_client, "zed")
+    body = {"username": "zed\x07", "password": "a-long-password-1"}
+    assert_error(api_client.post(TOKEN, body, format="json"), 401, "invalid_credentials")
+
+
+@pytest.mark.parametrize(
+    ("path", "signed_in"),
+    [("/play/signin/", "/play/"), ("/admin/login/", "/admin/"), ("/api-auth/login/", None)],
+)
+def test_the_sign_in_forms_take_the_name_in_any_letter_case(
+    user_factory: Any, path: str, signed_in: str | None
+) -> None:
+    from django.test import Client
+
+    user = user_factory(username="Zed", is_staff=True)
+    client = Client()
+    response = client.post(path, {"username": "zED", "password": "a-long-password-1"})
+    assert response.status_code == 302, response.content[:500]
+    assert client.session["_auth_user_id"] == str(user.pk)
+    if signed_in is not None:
+        assert client.get(signed_in).status_code == 200

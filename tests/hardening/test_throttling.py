@@ -114,21 +114,100 @@ def test_a_rate_of_none_turns_a_throttle_off(
 REGISTER = "/api/v1/auth/register"
 
 
-def test_the_token_endpoint_is_throttled_per_user_name_across_addresses(
+def test_wrong_passwords_from_elsewhere_cannot_lock_a_person_out(
     rates: Callable[..., None], user_factory: Callable[..., User]
 ) -> None:
+    """The audit locked V out: 10 wrong passwords for V from one address, then V's right
+    password from another was 429 (the name's counter counted every attempt from
+    anywhere, and refused before the check). Failures now count per (address, name): the
+    attacker's address is stopped, V's is not."""
     rates(login_user="3/min")
     user_factory(username="victim")
+    attacker = APIClient(REMOTE_ADDR="203.0.113.66")
     wrong = {"username": "Victim", "password": "wrong-password"}
-    for n in range(3):
-        client = APIClient(REMOTE_ADDR=f"203.0.113.{n}")
-        assert client.post(TOKEN, wrong, format="json").status_code == 401
-    # A fourth address, and even the right password: that name is over its limit.
+    for _ in range(3):
+        assert attacker.post(TOKEN, wrong, format="json").status_code == 401
+    assert_throttled(attacker.post(TOKEN, wrong, format="json"))
     right = {"username": "victim", "password": DEFAULT_PASSWORD}
-    assert_throttled(APIClient(REMOTE_ADDR="203.0.113.99").post(TOKEN, right, format="json"))
-    # Another name from the same addresses is not.
+    # Brute force from that address is stopped: the right password is refused there too.
+    assert_throttled(attacker.post(TOKEN, right, format="json"))
+    # The victim, elsewhere, signs in; and again (successes do not count).
+    victim = APIClient(REMOTE_ADDR="198.51.100.20")
+    for _ in range(5):
+        assert victim.post(TOKEN, right, format="json").status_code == 200
+    # Another name from the attacker's address is not concerned.
+    other = {"username": "someone-else", "password": "wrong-password"}
+    assert attacker.post(TOKEN, other, format="json").status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/play/signin/", "/admin/login/", "/api-auth/login/"])
+def test_the_login_forms_cannot_be_locked_from_elsewhere_either(
+    path: str, rates: Callable[..., None], user_factory: Callable[..., User]
+) -> None:
+    from django.test import Client
+
+    rates(login_ip="100/min", login_user="3/min")
+    user_factory(username="staffer", is_staff=True)
+    attacker = APIClient(REMOTE_ADDR="203.0.113.66")
+    for _ in range(4):
+        attacker.post(TOKEN, {"username": "staffer", "password": "wrong"}, format="json")
+    attacking_form = Client(REMOTE_ADDR="203.0.113.66")
+    response = attacking_form.post(path, {"username": "staffer", "password": DEFAULT_PASSWORD})
+    assert response.status_code == 429
+    form = Client(REMOTE_ADDR="198.51.100.20")
+    response = form.post(path, {"username": "staffer", "password": DEFAULT_PASSWORD})
+    assert response.status_code == 302
+
+
+def test_guessing_over_many_addresses_meets_the_names_ceiling(
+    rates: Callable[..., None], user_factory: Callable[..., User]
+) -> None:
+    """Failures for one name from every address together: at most ``login_user_all``
+    (ten times ``login_user`` unless set), then the name's checks are refused from
+    every address, a new one and the right password included."""
+    from briscola_service import throttling
+
+    rates(login_user="3/min")
+    assert throttling.rate_of("login_user_all") == (30, 60)
+    user_factory(username="victim")
+    wrong = {"username": "victim", "password": "wrong-password"}
+    for n in range(15):  # 15 addresses, 2 guesses each: under login_user everywhere
+        client = APIClient(REMOTE_ADDR=f"203.0.113.{n}")
+        for _ in range(2):
+            assert client.post(TOKEN, wrong, format="json").status_code == 401
+    right = {"username": "VICTIM", "password": DEFAULT_PASSWORD}
+    assert_throttled(APIClient(REMOTE_ADDR="198.51.100.99").post(TOKEN, right, format="json"))
+    assert_throttled(APIClient(REMOTE_ADDR="203.0.113.200").post(TOKEN, wrong, format="json"))
     other = {"username": "someone-else", "password": "wrong-password"}
     assert APIClient(REMOTE_ADDR="203.0.113.0").post(TOKEN, other, format="json").status_code == 401
+
+
+def test_the_names_ceiling_can_be_set_on_its_own(
+    rates: Callable[..., None], settings: Any, user_factory: Callable[..., User]
+) -> None:
+    from briscola_service import throttling
+
+    rates(login_user="3/min")
+    settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["login_user_all"] = "4/min"
+    assert throttling.rate_of("login_user_all") == (4, 60)
+    user_factory(username="victim")
+    wrong = {"username": "victim", "password": "wrong-password"}
+    for n in range(4):
+        assert (
+            APIClient(REMOTE_ADDR=f"203.0.113.{n}").post(TOKEN, wrong, format="json").status_code
+            == 401
+        )
+    assert_throttled(APIClient(REMOTE_ADDR="203.0.113.9").post(TOKEN, wrong, format="json"))
+    settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["login_user_all"] = None
+    assert throttling.rate_of("login_user_all") is None
+    assert APIClient(REMOTE_ADDR="203.0.113.9").post(TOKEN, wrong, format="json").status_code == 401
+
+
+def test_the_default_names_ceiling_is_ten_times_the_per_address_limit() -> None:
+    from briscola_service import throttling
+
+    assert throttling.rate_of("login_user") == (10, 60)
+    assert throttling.rate_of("login_user_all") == (100, 60)
 
 
 def test_password_checks_are_throttled_per_ip_across_user_names(
