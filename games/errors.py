@@ -59,6 +59,15 @@ class MatchNotStartedError(ServiceError):
     message = "The match is still waiting for players."
 
 
+class MatchStartedError(ServiceError):
+    code = "match_started"
+    status = 409
+    message = (
+        "The match has started: only a match still waiting for players can be aborted "
+        "(resign instead)."
+    )
+
+
 class MatchOverError(ServiceError):
     code = "match_over"
     status = 409

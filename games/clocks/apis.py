@@ -110,11 +110,20 @@ class MatchRematchApi(APIView):
         summary="Propose (or accept) a rematch of a finished match: the new match",
         description="The same table, seats rotated by one, the same settings; it starts "
         "once every person has accepted (this call, by each of them); bots accept at once. "
-        "Refuse it by declining the new match. 409 `match_not_finished` before the end.",
+        "Refuse it by declining the new match. 201 when this call created it; 200 with "
+        "the rematch already proposed (accepted by this call, or as it is when called "
+        "again). 409 `match_not_finished` before the end.",
         request=None,
-        parameters=[etag_header(201)],
-        responses={201: MatchDetailOutput, **ERRORS},
+        parameters=[etag_header(200, 201)],
+        responses={
+            201: MatchDetailOutput,
+            200: OpenApiResponse(
+                MatchDetailOutput,
+                description="The rematch already proposed: accepted by this call, or as it is.",
+            ),
+            **ERRORS,
+        },
     )
     def post(self, request: Request, match_id: str) -> Response:
-        new = services.rematch_propose(match_id=match_id, user=request.user)
-        return _detail(request, new.pk, 201)
+        new, created = services.rematch_offer(match_id=match_id, user=request.user)
+        return _detail(request, new.pk, 201 if created else 200)

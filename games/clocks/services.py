@@ -165,13 +165,31 @@ def _allowance(match: Match, first_card: bool) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+# SQLite's clock to the millisecond: its CURRENT_TIMESTAMP is to the whole second (rounded
+# down: a 5 s deadline gave between 4 and 5 s), where Django's Now() reads this too.
+_SQLITE_NOW = "SELECT STRFTIME('%Y-%m-%d %H:%M:%f', 'now')"
+
+
 def db_now(match: Match) -> datetime:
     """The database's clock: as the match's lock was taken (the lock statement reads it,
-    see games.matches.selectors.match_lock_versioned), or asked now."""
+    see games.matches.selectors.match_lock_versioned), or asked now.
+
+    On SQLite the lock statement's CURRENT_TIMESTAMP is to the whole second (a string
+    there). SQLite is a library in this process, and its clock is this host's: the
+    fraction of the second comes from the host's clock, read now, kept within the second
+    the lock statement read (so the database's clock still decides the second, and a move
+    costs no extra query). Asked without a lock, SQLite answers to the millisecond.
+    PostgreSQL's (the transaction's start, to the microsecond) is kept as it is."""
     value = getattr(match, "db_now", None)
-    if value is None:
+    if connection.vendor == "sqlite" and isinstance(value, str):
+        second = _aware(value)
+        host = datetime.now(tz=UTC)
+        value = min(max(host, second), second + timedelta(microseconds=999_999))
+    elif value is None:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT CURRENT_TIMESTAMP")
+            cursor.execute(
+                _SQLITE_NOW if connection.vendor == "sqlite" else "SELECT CURRENT_TIMESTAMP"
+            )
             value = cursor.fetchone()[0]
     value = _aware(value)
     match.db_now = value  # type: ignore[attr-defined]
@@ -179,7 +197,7 @@ def db_now(match: Match) -> datetime:
 
 
 def _aware(value: Any) -> datetime:
-    if isinstance(value, str):  # SQLite: 'YYYY-MM-DD HH:MM:SS', UTC
+    if isinstance(value, str):  # SQLite: 'YYYY-MM-DD HH:MM:SS[.fff]', UTC
         value = datetime.fromisoformat(value)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
@@ -542,11 +560,16 @@ def waiting_expire(*, match_id: Any) -> bool:
 
 
 def rematch_propose(*, match_id: Any, user: User) -> Match:
+    """The rematch of :func:`rematch_offer`, created or not."""
+    return rematch_offer(match_id=match_id, user=user)[0]
+
+
+def rematch_offer(*, match_id: Any, user: User) -> tuple[Match, bool]:
     """``POST /matches/{id}/rematch`` by a player of a finished match: the same table
-    again, seats rotated by one, the same settings. The first call creates it (the
-    proposer and the bots seated, the other people invited); another player's call
-    accepts (joins it). It starts once every person accepted. 409
-    ``match_not_finished`` before the end."""
+    again, seats rotated by one, the same settings, and whether this call created it. The
+    first call creates it (the proposer and the bots seated, the other people invited);
+    another player's call accepts (joins it), and a call again returns it as it is. It
+    starts once every person accepted. 409 ``match_not_finished`` before the end."""
     from games.matches import services as match_services
 
     with transaction.atomic():
@@ -563,7 +586,7 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
                 new_seat = Seat.objects.filter(match=existing, user=user).first()
                 if new_seat is not None and new_seat.joined_at is None:
                     match_services.match_join(match_id=existing.pk, user=user)
-            return existing
+            return existing, False
         active_matches_check(user)
         n = old.players
         new = Match.objects.create(
@@ -594,7 +617,7 @@ def rematch_propose(*, match_id: Any, user: User) -> Match:
         # The account streams of everyone seated: an invitation, or a match of their own.
         people = [s.user_id for s in seats if s.user_id is not None]
         live.match_changed_on_commit(new.pk, users=people)
-    return new
+    return new, True
 
 
 # -- sweeps -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.authtoken.models import Token
-from rest_framework.exceptions import NotAuthenticated
+from rest_framework.exceptions import ErrorDetail, NotAuthenticated, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -70,19 +70,33 @@ def _credential(request: Request, auth: Any) -> streams.Credential:
     return streams.Credential("session", request._request.session.session_key or "")
 
 
-def _after(request: Request) -> int | None:
+# The query parameters a stream takes (DRF's ``?format=`` switch aside): any other is
+# refused, 400 ``invalid_input`` with ``unknown_field`` under its name, as every endpoint
+# of the API refuses what it does not know (a typo is an error, not a silent default).
+_QUERY_PARAMETERS = {"after"}
+
+
+def _refuse_unknown_parameters(request: Request) -> None:
+    unknown = sorted(set(query_params(request)) - _QUERY_PARAMETERS)
+    if unknown:
+        raise ValidationError(
+            {name[:40]: [ErrorDetail("Unknown field.", code="unknown_field")] for name in unknown}
+        )
+
+
+def _after(request: Request, message: str | None = None) -> int | None:
     """``Last-Event-ID`` (what EventSource sends when it reconnects), else ``?after=``.
-    An empty ``Last-Event-ID`` is no id at all (EventSource's own reading of it)."""
+    An empty ``Last-Event-ID`` is no id at all (EventSource's own reading of it); the
+    header's id may have spaces around it, the query's may not (``?after=+3``, where
+    ``+`` is a space, is refused). ``message``: the error's, if not the match stream's."""
     raw = request.headers.get("Last-Event-ID")
     if raw is not None and not raw.strip():
         raw = None
-    if raw is None:
-        raw = query_params(request).get("after")
+    raw = raw.strip() if raw is not None else query_params(request).get("after")
     if raw is None:
         return None
-    raw = raw.strip()
     if not _EVENT_ID.fullmatch(raw):
-        raise InvalidEventIdError(details={"last_event_id": raw[:40]})
+        raise InvalidEventIdError(message, details={"last_event_id": raw[:40]})
     return int(raw)
 
 
@@ -127,6 +141,8 @@ class _StreamApi(APIView):
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
     authenticators = [TokenAuthentication, SessionAuthentication]
+    # The message of ``invalid_event_id`` (None: the error's own, the match stream's).
+    event_id_message: str | None = None
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(response, Response):  # an error: JSON, as every error of the API
@@ -138,7 +154,8 @@ class _StreamApi(APIView):
         wire = WIRES[request.accepted_renderer.media_type]
         user, auth = self._authenticate(request)
         super().check_throttles(request)  # 429 throttled, per account as every request
-        after = _after(request)
+        _refuse_unknown_parameters(request)  # 400 invalid_input (unknown_field)
+        after = _after(request, self.event_id_message)
         viewer = streams.Viewer(user=user, credential=_credential(request, auth))
         return wire, after, viewer, self._slot(user)
 
@@ -255,7 +272,8 @@ class MatchStreamApi(_StreamApi):
             "order; from before the current deal, one `match` event with the whole detail. "
             "After the last event of a match that is over: 204 No Content (stop)."
             " Errors before the stream starts: 400 `invalid_event_id`, 401, 403 "
-            "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 429 "
+            "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 400 "
+            "`invalid_input` for a query parameter other than `after` (`unknown_field`), 429 "
             "`throttled` (an opening counts in the account's request rate, as any request), "
             "429 `too_many_streams` (16 open streams per account), 503 `streams_full` (the "
             "server's own cap on open streams); each with `Retry-After`."
@@ -309,6 +327,10 @@ class MatchStreamApi(_StreamApi):
 
 
 class AccountStreamApi(_StreamApi):
+    event_id_message = (
+        "Last-Event-ID (or ?after=) must be the id of an event this stream sent: a whole number."
+    )
+
     @extend_schema(
         operation_id="account_stream",
         tags=["live"],

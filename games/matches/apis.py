@@ -244,9 +244,18 @@ class MatchAbortApi(APIView):
         operation_id="matches_abort",
         tags=["matches"],
         summary="Call off a match still waiting for players (its creator, or an administrator)",
+        description=(
+            "Answers the match, aborted. Errors: `not_match_creator` 403, `match_not_found` "
+            "404, `match_started` 409 (the match is being played: resign instead), "
+            "`match_over` 409 (it is finished, or aborted already)."
+        ),
         request=None,
         parameters=[etag_header(200)],
-        responses={200: MatchDetailOutput, **ERRORS},
+        responses={
+            200: MatchDetailOutput,
+            **ERRORS,
+            409: OpenApiResponse(ErrorSerializer, description="`match_started`, `match_over`."),
+        },
     )
     def post(self, request: Request, match_id: str) -> Response:
         services.match_abort(match_id=match_id, user=request.user)

@@ -42,6 +42,7 @@ from games.errors import (
     MatchNotStartedError,
     MatchOverError,
     MatchPrivateError,
+    MatchStartedError,
     NotAPlayerError,
     NotMatchCreatorError,
     SeatUnavailableError,
@@ -76,6 +77,15 @@ def _lock_match(match_id: object) -> Match:
     return match_get(match_id=match_id, for_update=True)
 
 
+def _echo(value: object) -> object:
+    """A client's value as an error's details may show it back: a string always encodable
+    (an unpaired surrogate, which no encoder takes, as its escape ``\\ud800``; the JSON
+    parser refuses those, but a value may come from elsewhere) and at most 100 characters."""
+    if not isinstance(value, str):
+        return value
+    return value[:100].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def match_create(
     *,
     creator: User,
@@ -100,7 +110,8 @@ def match_create(
         raise InvalidMatchError("A match has 2 or 4 players.", details={"players": players})
     if format not in rules.FORMATS:
         raise InvalidMatchError(
-            f"Unknown format; one of {', '.join(rules.FORMATS)}.", details={"format": format}
+            f"Unknown format; one of {', '.join(rules.FORMATS)}.",
+            details={"format": _echo(format)},
         )
     exhibition = len(seats) == players
     if exhibition:
@@ -126,7 +137,7 @@ def match_create(
             if spec.value not in bot_levels_seatable():
                 raise InvalidMatchError(
                     f"Unknown bot level {spec.value!r}; one of {', '.join(bot_levels_seatable())}.",
-                    details={"seat": number, "bot": spec.value},
+                    details={"seat": number, "bot": _echo(spec.value)},
                 )
             bots_of_level[spec.value] = bots_of_level.get(spec.value, 0) + 1
             users.append(bot_account_ensure(level=spec.value, copy=bots_of_level[spec.value]))
@@ -136,7 +147,7 @@ def match_create(
             if user is None or user.is_bot:
                 raise InvalidMatchError(
                     f"No player named {spec.value!r} (invite bots with {{'bot': level}}).",
-                    details={"seat": number, "user": spec.value},
+                    details={"seat": number, "user": _echo(spec.value)},
                 )
             if user.pk == creator.pk or name in invited:
                 raise InvalidMatchError(
@@ -226,8 +237,10 @@ def match_abort(*, match_id: object, user: User) -> Match:
             user, list(match.seats.all())
         ):
             raise NotMatchCreatorError()
-        if match.status != MatchStatus.WAITING:
-            raise MatchNotJoinableError("Only a match still waiting for players can be aborted.")
+        if match.status == MatchStatus.ACTIVE:
+            raise MatchStartedError()
+        if match.status != MatchStatus.WAITING:  # finished, or aborted already
+            raise MatchOverError()
         match.status = MatchStatus.ABORTED
         match.end_reason = EndReason.ABORTED
         match.finished_at = timezone.now()

@@ -327,8 +327,12 @@ def test_rematch_accepted_refused_and_with_bots(player: Callable[..., Player]) -
     assert proposed["time_control"] == LIVE and proposed["on_timeout"] == "bot"
     assert "rematch_proposed" in kinds(bob, first)
     assert [m["id"] for m in bob.get("/api/v1/invitations")["results"]] == [proposed["id"]]
-    accepted = bob.post(f"{URL}/{first}/rematch", status=201)
+    # Called again, or accepted: the rematch already proposed, 200 (201 only for a creation).
+    assert alice.post(f"{URL}/{first}/rematch", status=200)["id"] == proposed["id"]
+    accepted = bob.post(f"{URL}/{first}/rematch", status=200)
     assert accepted["id"] == proposed["id"] and accepted["status"] == "active"
+    assert bob.post(f"{URL}/{first}/rematch", status=200)["id"] == proposed["id"]
+    assert Match.objects.filter(rematch_of=first).count() == 1
 
     _everyone_plays_once(proposed["id"], alice, bob)
     alice.post(f"{URL}/{proposed['id']}/resign")

@@ -124,6 +124,7 @@ BAD_INPUT = Expect(400, "invalid_input")
 NOT_JOINABLE = Expect(409, "match_not_joinable")
 NOT_STARTED = Expect(409, "match_not_started")
 OVER = Expect(409, "match_over")
+STARTED = Expect(409, "match_started")
 SEAT_TAKEN = Expect(409, "seat_unavailable")
 ALREADY_SEATED = Expect(409, "already_seated")
 NOT_YOUR_TURN = Expect(409, "not_your_turn")
@@ -578,9 +579,9 @@ ROWS: list[Row] = [
         "active",
         anonymous=ANON,
         stranger=NOT_CREATOR,
-        player=NOT_JOINABLE,
+        player=STARTED,
         opponent=NOT_CREATOR,
-        admin=NOT_JOINABLE,
+        admin=STARTED,
     ),
     *table(
         "POST",
@@ -588,9 +589,9 @@ ROWS: list[Row] = [
         "finished",
         anonymous=ANON,
         stranger=NOT_CREATOR,
-        player=NOT_JOINABLE,
+        player=OVER,
         opponent=NOT_CREATOR,
-        admin=NOT_JOINABLE,
+        admin=OVER,
     ),
     *table("GET", MATCH + "/abort", "waiting", player=NOT_ALLOWED),
     # --- Time limits, invitations, rematches (games.clocks, issue 14) ---------------------

@@ -105,7 +105,7 @@ def test_abort_by_the_creator_only(player: Callable[..., Player]) -> None:
     body = alice.post(f"{URL}/{match_id}/abort")
     assert body["status"] == "aborted" and body["end_reason"] == "aborted"
     assert body["finished_at"] is not None and body["winner"] is None
-    alice.error("post", f"{URL}/{match_id}/abort", None, 409, "match_not_joinable")
+    alice.error("post", f"{URL}/{match_id}/abort", None, 409, "match_over")
     bob.error("post", f"{URL}/{match_id}/join", {}, 409, "match_not_joinable")
     events = alice.events(match_id)["events"]
     assert [e["type"] for e in events] == ["match_created", "match_ended"]
@@ -116,8 +116,12 @@ def test_abort_by_the_creator_only(player: Callable[..., Player]) -> None:
 def test_abort_errors(player: Callable[..., Player]) -> None:
     alice, bob = player("alice"), player("bob")
     started = alice.create()["id"]
-    alice.error("post", f"{URL}/{started}/abort", None, 409, "match_not_joinable")
+    body = alice.error("post", f"{URL}/{started}/abort", None, 409, "match_started")
+    assert "resign" in body["message"]
     assert Match.objects.get(pk=started).status == "active"
     bob.error("post", f"{URL}/{started}/abort", None, 403, "not_match_creator")
     for unknown in (str(uuid.uuid4()), "nope"):
         alice.error("post", f"{URL}/{unknown}/abort", None, 404, "match_not_found")
+    alice.post(f"{URL}/{started}/resign")
+    assert Match.objects.get(pk=started).status in ("finished", "aborted")  # over, either way
+    alice.error("post", f"{URL}/{started}/abort", None, 409, "match_over")
