@@ -70,6 +70,13 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     def get_queryset(self, request: HttpRequest) -> QuerySet[Match]:
         return super().get_queryset(request).prefetch_related("seats__user")
 
+    def get_exclude(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Partners exist only in a match of four: the option means nothing in one of two.
+        exclude = list(super().get_exclude(request, obj) or ())
+        if obj is not None and obj.players != 4:
+            exclude.append("partners_last_hand")
+        return exclude
+
     @admin.display(description="Match", ordering="id")
     def short_id(self, obj: Match) -> str:
         return str(obj.pk)[:8]
@@ -119,6 +126,9 @@ class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ig
     search_fields = ("match__id", "commitment")
     inlines = [MoveInline]
     readonly_fields = ("replay_link", "seed_hidden", "tricks")
+
+    class Media:
+        css = {"all": ("games/admin.css",)}
 
     # A live deal's seed is every hand and the stock: shown only when asked for, with a
     # warning, and never to a staff member who plays in the match.
@@ -199,6 +209,14 @@ class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ig
     @admin.display(description="Replay")
     def replay_link(self, obj: Deal) -> str:
         url = reverse("replay-page", kwargs={"deal_id": obj.pk})
+        if obj.status == DealStatus.ACTIVE:
+            # The replay page opens a live deal with every hand face down and shows them,
+            # and the record, only when asked, under a warning, as the seed here.
+            return format_html(
+                '<a href="{}">Replay this deal step by step</a> (the hands and the record '
+                "stay hidden until you ask, while it is being played)",
+                url,
+            )
         return format_html('<a href="{}">Replay this deal step by step</a>', url)
 
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from briscola_service import throttling
+from briscola_service.exceptions import page_not_found
 from games.errors import MatchNotFoundError
 from games.matches import selectors
 from games.play.forms import SignInForm, SignUpForm
@@ -95,22 +96,51 @@ def lobby_levels() -> list[tuple[str, str]]:
     return [(level, name) for level, name in names.items() if level in seatable]
 
 
+def lobby_strings() -> dict[str, object]:
+    """The lobby's own words, beside the play pages' (games/play/strings.py): a 4-player
+    match's partner, and a form that invites more people than the table has seats for."""
+    return {
+        "with_partner": _("with %(name)s"),
+        "too_many_invited": {
+            "2": _(
+                "Too many names: a table of 2 has room for one other person, and %(n)s are invited."
+            ),
+            "4": _(
+                "Too many names: a table of 4 has room for three other people, "
+                "and %(n)s are invited."
+            ),
+        },
+    }
+
+
 @require_GET
 @login_required
 def lobby_page(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "games/play/lobby.html",
-        {**_base_context(), "bot_levels": lobby_levels(), "stream_url": _account_stream_url()},
+        {
+            **_base_context(),
+            "lobby_strings": lobby_strings(),
+            "bot_levels": lobby_levels(),
+            "stream_url": _account_stream_url(),
+        },
     )
 
 
 def _existing_match(match_id: uuid.UUID) -> Any:
-    """The match, or a 404 page (the site's, templates/404.html) for an id that names none."""
+    """The match, or None for an id that names none."""
     try:
         return selectors.match_get(match_id=match_id)
     except MatchNotFoundError:
-        raise Http404(_("No such match.")) from None
+        return None
+
+
+def not_found(request: HttpRequest, message: str) -> HttpResponse:
+    """The site's 404 page (templates/404.html, status 404), whatever DEBUG is: a page
+    answers it itself rather than raising Http404, which DEBUG would answer with Django's
+    technical page (every URL pattern of the service)."""
+    return page_not_found(request, Http404(message))
 
 
 @require_GET
@@ -118,7 +148,8 @@ def _existing_match(match_id: uuid.UUID) -> Any:
 def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
     # Whether the viewer may see the match is the API's to say (the table asks it); only
     # an id that names no match at all is answered here, with a 404 page.
-    _existing_match(match_id)
+    if _existing_match(match_id) is None:
+        return not_found(request, _("No such match."))
     return render(
         request,
         "games/play/table.html",
@@ -141,11 +172,13 @@ def match_replay_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse
     first deal, which links to the others; a 404 page for a match that is none of the
     viewer's business (as the API's list would not show it) or has no deal yet."""
     match = _existing_match(match_id)
-    if not selectors.match_visible_to(match, selectors.match_seats(match), request.user):
-        raise Http404(_("No such match."))
+    if match is None or not selectors.match_visible_to(
+        match, selectors.match_seats(match), request.user
+    ):
+        return not_found(request, _("No such match."))
     first = match.deals.order_by("number").values_list("pk", flat=True).first()
     if first is None:
-        raise Http404(_("No deal of this match has been dealt."))
+        return not_found(request, _("No deal of this match has been dealt."))
     return redirect("replay-page", deal_id=first)
 
 

@@ -22,10 +22,43 @@ from django.urls import path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from briscola_service.exceptions import page_not_found
 from games.errors import DealNotFoundError
 from games.matches import selectors
 from games.models import DealStatus
 from games.play.strings import format_names, replay_strings
+
+
+def page_strings() -> dict[str, object]:
+    """The script's words (games/play/strings.py's ``replay_strings``) and the page's own:
+    the replay API's refusals and the verification's checks, in the page's language."""
+    strings = replay_strings()
+    errors = strings.get("errors")
+    strings["errors"] = {
+        **(errors if isinstance(errors, dict) else {}),
+        "replay_seat_forbidden": _(
+            "While the deal is being played you may replay it only from your own seat."
+        ),
+        "replay_beyond_present": _(
+            "While the deal is being played you may replay it only up to the present."
+        ),
+        "deal_not_over": _("This deal is still being played: its replay opens when it is over."),
+    }
+    strings["verify"] = {
+        "checking": _("Checking the deal…"),
+        "ok": _("Verified: everything checks."),
+        "failed": _("The verification found a problem."),
+        "passed": _("passed"),
+        "not_passed": _("failed"),
+        "checks": {
+            "commitment": _("The seed matches the commitment published when the deal began"),
+            "deck": _("The seed shuffles to the deck that was played"),
+            "moves": _("Every move follows the rules"),
+            "result": _("The moves give the recorded points and winner"),
+            "move_seats": _("Each move was played by the seat whose turn it was"),
+        },
+    }
+    return strings
 
 
 @require_GET
@@ -33,7 +66,9 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     try:
         deal = selectors.deal_get(deal_id=deal_id)
     except DealNotFoundError:
-        raise Http404("No such deal.") from None
+        # The site's 404 page, whatever DEBUG is (raising Http404 would show Django's
+        # technical page under DEBUG).
+        return page_not_found(request, Http404(_("No such deal.")))
     match = deal.match
     user = request.user
     if not user.is_authenticated and not (match.public and deal.is_over):
@@ -42,6 +77,16 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
         raise PermissionDenied("This deal belongs to a private match.")
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
+    # What the page offers is what the API allows (games/replays/selectors.py): every
+    # seat and the record once the deal is over; before that, to an administrator who
+    # holds no seat in the match (staff_powers: one who plays is a player like the others)
+    # and to nobody else; a player, their own seat only.
+    admin = selectors.staff_powers(user, seats) if user.is_authenticated else False
+    can_see_all = deal.is_over or admin
+    # A deal still being played, to such an administrator: every hand and the record (its
+    # seed) give the game away, so the page opens with the hands hidden and shows them
+    # only when asked, with a warning, as the admin's deal page does with the seed.
+    guarded = admin and not deal.is_over
     numbers = dict(match.deals.values_list("number", "pk"))
     statuses = {
         DealStatus.ACTIVE: _("Being played"),
@@ -58,13 +103,16 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "seat_names": [s.user.username if s.user else _("open seat") for s in seats],
             "format_name": format_names().get(match.format, match.format),
             "status_name": statuses.get(deal.status, deal.status),
-            "strings": replay_strings(),
+            "strings": page_strings(),
+            "can_see_all": can_see_all,
+            "guarded": guarded,
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
             "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
             "export_text_url": reverse("deal-export-text", kwargs={"deal_id": deal.pk}),
             "verify_url": reverse("deal-verify", kwargs={"deal_id": deal.pk}),
-            # Only a deal that is over has a record to export (the API answers 403 before).
-            "records_open": deal.is_over or selectors.is_admin(user),
+            # Only a deal that is over has a record to export (the API answers 403 before),
+            # but to an administrator who holds no seat in the match.
+            "records_open": can_see_all,
             "previous_deal": numbers.get(deal.number - 1),
             "next_deal": numbers.get(deal.number + 1),
             "deal_count": len(numbers),

@@ -338,3 +338,88 @@ def test_replay_page_and_admin_link(table: Callable[..., Any], games: Any) -> No
     private.admin.save()
     change = root.get(f"/admin/games/deal/{private.deal.pk}/change/").content.decode()
     assert f'href="/replay/{private.deal.pk}/"' in change
+
+
+def _page(user: Any, deal: Deal) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/replay/{deal.pk}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_live_deals_replay_opens_with_the_hands_hidden_for_an_administrator(
+    table: Callable[..., Any], games: Any
+) -> None:
+    """An administrator who holds no seat may see a live deal whole (the API's
+    staff_powers), but the page opens with the hands hidden and the record's links hidden
+    behind a warning, as the admin's deal page hides the live seed."""
+    t = table()
+    games.play(t.match, 4)
+    html = _page(t.admin, t.deal)
+    assert 'data-guarded="1"' in html and 'data-can-see-all="1"' in html
+    assert '<select id="seat-select" disabled>' in html
+    assert '<option value="hidden" selected>Hands hidden</option>' in html
+    assert '<span id="records" class="links" hidden>' in html
+    assert 'id="show-anyway"' in html and "Do not share them" in html
+    # A finished deal is not guarded: the whole table, the record at once.
+    done = finished(table, games, public=True)
+    html = _page(done.admin, done.deal)
+    assert 'data-guarded="0"' in html and 'value="hidden"' not in html
+    assert 'id="show-anyway"' not in html and '<span id="records" class="links">' in html
+
+
+@pytest.mark.django_db
+def test_an_administrator_who_plays_is_offered_only_what_the_api_allows_a_player(
+    table: Callable[..., Any], games: Any
+) -> None:
+    """staff_powers, the API's rule: a staff member seated in the match is a player like
+    the others, offered their own seat only, and no record before the deal is over."""
+    t = table()
+    games.play(t.match, 4)
+    player = t.seated[1]
+    player.is_staff = True
+    player.save()
+    html = _page(player, t.deal)
+    assert 'data-your-seat="1"' in html and 'data-can-see-all="0"' in html
+    assert 'data-guarded="0"' in html
+    assert "Whole table" not in html
+    assert '<option value="0"' not in html and '<option value="1"' in html
+    assert f"/api/v1/deals/{t.deal.pk}/export" not in html and 'id="verify"' not in html
+    # What the page offers the API gives; what it does not offer the API refuses.
+    api = t.clients["seat1"]
+    api.force_authenticate(player)
+    url = f"/api/v1/deals/{t.deal.pk}/replay"
+    assert api.get(url, {"seat": 1}).status_code == 200
+    assert api.get(url).json()["code"] == "replay_seat_forbidden"
+
+
+@pytest.mark.django_db
+def test_the_replay_page_says_the_apis_refusals_and_the_verification_in_its_language(
+    table: Callable[..., Any], games: Any
+) -> None:
+    t = table()
+    games.play(t.match, 4)
+    client = Client()
+    client.force_login(t.seated[0])
+    page = client.get(f"/replay/{t.deal.pk}/", HTTP_ACCEPT_LANGUAGE="it").content.decode()
+    found = re.search(r'<script id="replay-strings" type="application/json">(.*?)</script>', page)
+    assert found
+    words = json.loads(found.group(1))
+    for code in ("replay_seat_forbidden", "replay_beyond_present", "deal_not_over"):
+        assert words["errors"][code] and "seat=" not in words["errors"][code]
+        assert words["errors"][code] != rules_english(code), code
+    assert set(words["verify"]["checks"]) == {"commitment", "deck", "moves", "result", "move_seats"}
+    assert words["verify"]["ok"] == "Verificata: tutto torna."
+
+
+def rules_english(code: str) -> str:
+    from django.utils import translation
+
+    from games.replays.pages import page_strings
+
+    with translation.override("en"):
+        errors = page_strings()["errors"]
+    assert isinstance(errors, dict)
+    return str(errors[code])

@@ -20,11 +20,16 @@
 
   const players = Number(root.dataset.players);
   const params = new URLSearchParams(location.search);
-  let seat = params.get("seat") || "";
-  if (seat === "" && root.dataset.canSeeAll !== "1" && root.dataset.yourSeat !== "") {
-    seat = root.dataset.yourSeat; // while the deal is played, a player sees their own seat
-  }
   const select = $("seat-select");
+  // The views the page offers are those the API allows this viewer (the server chose the
+  // menu's options): a view asked for in the address that is not among them is not asked
+  // of the API. "hidden": the hands face down, offered first to an administrator looking
+  // at a deal still being played (data-guarded), who sees them only when asked.
+  const offered = select ? Array.from(select.options).map((o) => o.value) : [];
+  const guarded = root.dataset.guarded === "1";
+  let seat = params.get("seat") || "";
+  if (guarded) seat = "hidden";
+  else if (select && !offered.includes(seat)) seat = offered[0] === undefined ? "" : offered[0];
   if (select) select.value = seat;
   let cache = new Map();
   let current = null;
@@ -104,14 +109,15 @@
     switch (step.type) {
       case "deal_started": return fmt(L.deal_started, { seat: seat(step.dealer), card: cardName(step.briscola) });
       case "hand_dealt":
-        return step.cards
+        return step.cards && !covered()
           ? fmt(L.hand_dealt, { seat: seat(step.seat), cards: step.cards.map(cardName).join(", ") })
           : fmt(L.hand_dealt_hidden, { seat: seat(step.seat) });
       // Numbered as the move counter counts: the first card is move 1.
       case "card_played": return fmt(L.card_played, { n: step.ply + 1, seat: seat(step.seat), card: cardName(step.card) });
       case "trick_won": return fmt(L.trick_won, { seat: seat(step.winner), n: step.trick + 1, points: step.points });
       case "card_drawn":
-        if (!step.card) return fmt(L.card_drawn_hidden, { seat: seat(step.seat) });
+        // The face-up briscola drawn is seen by all; any other card only by its seat.
+        if (!step.card || (covered() && !step.briscola)) return fmt(L.card_drawn_hidden, { seat: seat(step.seat) });
         return fmt(step.briscola ? L.card_drawn_briscola : L.card_drawn, { seat: seat(step.seat), card: cardName(step.card) });
       case "deal_ended":
         return step.winner === null
@@ -120,6 +126,9 @@
       default: return step.type;
     }
   }
+
+  // The hands face down (the "hidden" view): every seat's cards as their backs.
+  const covered = () => seat === "hidden";
 
   function hiddenHand(n) {
     const list = [];
@@ -137,7 +146,8 @@
     for (let i = 0; i < players; i++) {
       const s = (bottom + i) % players;
       let hand;
-      if (pos.hands) hand = pos.hands[s];
+      if (covered()) hand = hiddenHand(pos.hands ? pos.hands[s].length : pos.hand_sizes[s]);
+      else if (pos.hands) hand = pos.hands[s];
       else if (pos.seat === s) hand = pos.hand;
       else if (pos.partner_hand && (pos.seat + 2) % players === s) hand = pos.partner_hand;
       else hand = hiddenHand(pos.hand_sizes[s]);
@@ -231,7 +241,8 @@
     const el = $("error");
     el.hidden = false;
     // The API's error in the page's language when the page knows its code.
-    el.textContent = (body && (T.errors[body.code] || body.message)) || T.load_failed;
+    // Never the API's own message: it is English, written for developers.
+    el.textContent = (body && T.errors[body.code]) || T.load_failed;
     if (body && (body.code === "not_authenticated" || body.code === "authentication_failed")) {
       const a = document.createElement("a");
       a.href = root.dataset.signin + "?next=" + encodeURIComponent(location.pathname + location.search);
@@ -246,13 +257,13 @@
     if (cache.has(key)) return cache.get(key);
     const query = new URLSearchParams();
     if (ply !== null) query.set("ply", ply);
-    if (seat !== "") query.set("seat", seat);
+    if (seat !== "" && seat !== "hidden") query.set("seat", seat);
     const response = await fetch(root.dataset.api + "?" + query, {
       credentials: "same-origin",
       headers: { Accept: "application/json" },
     });
     const body = await response.json().catch(() => null);
-    if (!response.ok) throw body;
+    if (!response.ok) throw body || { code: "error" };
     cache.set(String(body.ply), body);
     return body;
   }
@@ -287,10 +298,68 @@
     select.addEventListener("change", () => {
       seat = select.value;
       const url = new URL(location.href);
-      if (seat === "") url.searchParams.delete("seat"); else url.searchParams.set("seat", seat);
+      if (seat === "" || seat === "hidden") url.searchParams.delete("seat"); else url.searchParams.set("seat", seat);
       history.replaceState(null, "", url);
       cache = new Map();
       go(current ? current.ply : 0);
+    });
+  }
+
+  // A deal still being played, to an administrator: its hands and its record only once
+  // asked for ("Show them anyway"), under a warning, as the admin's deal page shows a
+  // live deal's seed.
+  const showAnyway = $("show-anyway");
+  if (showAnyway) {
+    showAnyway.addEventListener("click", () => {
+      $("live-guard-hidden").hidden = true;
+      $("live-guard-shown").hidden = false;
+      const records = $("records");
+      if (records) records.hidden = false;
+      select.disabled = false;
+      select.value = "";
+      select.dispatchEvent(new Event("change"));
+      select.focus();
+    });
+  }
+
+  // "Verify": the deal's record checked by the API (GET /deals/{id}/verify), said here in
+  // the page's language, each check passed or failed.
+  const verify = $("verify");
+  if (verify && root.dataset.verify) {
+    verify.addEventListener("click", async () => {
+      const out = $("verify-result");
+      const V = T.verify;
+      out.hidden = false;
+      out.replaceChildren(document.createTextNode(V.checking));
+      out.removeAttribute("data-ok");
+      try {
+        const response = await fetch(root.dataset.verify, {
+          credentials: "same-origin",
+          headers: { Accept: "application/json" },
+        });
+        const body = await response.json().catch(() => null);
+        if (!response.ok || !body) throw body || { code: "error" };
+        const title = document.createElement("p");
+        title.className = "verdict";
+        title.textContent = body.ok ? V.ok : V.failed;
+        const list = document.createElement("ul");
+        body.checks.forEach((check) => {
+          const li = document.createElement("li");
+          li.className = check.ok ? "ok" : "failed";
+          li.dataset.check = check.name;
+          const mark = document.createElement("span");
+          mark.className = "mark";
+          mark.setAttribute("aria-hidden", "true");
+          mark.textContent = check.ok ? "\u2713" : "\u2717";
+          li.append(mark, " " + (V.checks[check.name] || check.name) + ": " + (check.ok ? V.passed : V.not_passed));
+          list.appendChild(li);
+        });
+        out.replaceChildren(title, list);
+        out.dataset.ok = body.ok ? "1" : "0";
+      } catch (body) {
+        out.hidden = true;
+        showError(body);
+      }
     });
   }
 
