@@ -63,3 +63,24 @@ def test_the_lobby_offers_three_levels_by_name_and_the_apis_time_controls(
             ], options
         label = "Livello di quel bot" if language == "it" else "That bot's level"
         assert label in page
+
+
+def test_the_lobbys_own_words_in_both_languages(user_factory: Callable[..., User]) -> None:
+    """The lobby's words beside the play pages' (the ``lobby-strings`` JSON): a match of
+    four's partner, and more names invited than the table has seats."""
+    import json
+
+    client = signed_in(user_factory(username="ettore"))
+    for language, partner, too_many in (
+        ("en", "with %(name)s", "Too many names: a table of 2 has room for one other person"),
+        ("it", "con %(name)s", "Troppi nomi: un tavolo da 2 ha posto per una sola altra persona"),
+    ):
+        page = client.get("/play/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        found = re.search(
+            r'<script id="lobby-strings" type="application/json">(.*?)</script>', page
+        )
+        assert found, page
+        words = json.loads(found.group(1))
+        assert words["with_partner"] == partner
+        assert words["too_many_invited"]["2"].startswith(too_many)
+        assert "%(n)s" in words["too_many_invited"]["4"]

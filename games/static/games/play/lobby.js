@@ -3,6 +3,8 @@
 import { api, T, fmt, errorText, newKey, timeControlText } from "./api.js";
 
 const root = document.getElementById("lobby");
+// The lobby's own words (games/play/pages.py, lobby_strings), beside the play pages'.
+const L = JSON.parse(document.getElementById("lobby-strings").textContent);
 const me = root.dataset.me;
 const $ = (id) => document.getElementById(id);
 const tableUrl = (id) => location.pathname.replace(/\/?$/, "/") + id + "/";
@@ -10,9 +12,14 @@ const tableUrl = (id) => location.pathname.replace(/\/?$/, "/") + id + "/";
 // An error is said where it happened (``near``: a form's own error line, else the page's)
 // and brought into view with the focus: on a phone the page's line is screens away.
 function showError(error, near, body) {
+  say(createErrorText(error, body) || (errorText(error) + (error.details && Object.keys(error.details).length ? " " + detailText(error.details) : "")), near);
+}
+
+// Says ``text`` as the one error on the page (any other, older one is taken away).
+function say(text, near) {
   const el = (near && near.querySelector(".form-error")) || $("lobby-error");
-  document.querySelectorAll(".lobby .error").forEach((other) => { if (other !== el) other.hidden = true; });
-  el.textContent = createErrorText(error, body) || (errorText(error) + (error.details && Object.keys(error.details).length ? " " + detailText(error.details) : ""));
+  clearErrors();
+  el.textContent = text;
   el.hidden = false;
   el.focus();
   el.scrollIntoView({ block: "center" });
@@ -30,6 +37,15 @@ function createErrorText(error, body) {
     return fmt(T.invited_twice, { name: asked.user });
   }
   return null;
+}
+
+// An error said is about the form as it was: once the form changes, or is sent again,
+// it is taken away (a new problem is said anew).
+function clearErrors() {
+  document.querySelectorAll(".lobby .error").forEach((el) => {
+    el.hidden = true;
+    el.textContent = "";
+  });
 }
 
 function detailText(details) {
@@ -79,10 +95,14 @@ document.querySelectorAll("form.create").forEach((form) => {
   };
   form.querySelectorAll('input[name="clock"]').forEach((input) => input.addEventListener("change", update));
   update();
+  const stale = () => form.querySelectorAll(".form-error").forEach((el) => { el.hidden = true; el.textContent = ""; });
+  form.addEventListener("input", stale);
+  form.addEventListener("change", stale);
 });
 
 $("vs-bot").addEventListener("submit", (event) => {
   event.preventDefault();
+  clearErrors();
   const form = event.currentTarget;
   const players = Number(chosen(form, "players"));
   const level = chosen(form, "level");
@@ -93,21 +113,36 @@ $("vs-bot").addEventListener("submit", (event) => {
 
 $("vs-people").addEventListener("submit", (event) => {
   event.preventDefault();
+  clearErrors();
   const form = event.currentTarget;
   const players = Number(chosen(form, "players"));
   const names = $("invite").value.split(",").map((s) => s.trim()).filter(Boolean);
+  // More names than the other seats: said, and nothing created (no name left out).
+  if (names.length > players - 1) {
+    say(fmt(L.too_many_invited[String(players)] || L.too_many_invited["4"], { n: names.length }), form);
+    $("invite").setAttribute("aria-invalid", "true");
+    return;
+  }
+  $("invite").removeAttribute("aria-invalid");
   const seats = [];
   for (let i = 1; i < players; i++) seats.push(names[i - 1] ? { user: names[i - 1] } : "open");
   create({ players, format: chosen(form, "format"), seats, ...timeControl(form) }, $("open-table"));
 });
 
 // The others at the table by name (an invited person not there yet: "(waiting)"); open
-// seats are not people: a table with nobody else yet says it waits for players.
+// seats are not people: a table with nobody else yet says it waits for players. In a
+// match of four the partner (the seat opposite, the same team: docs/rules.md) is "with",
+// the other team "vs": "with bob · vs carol, dave".
 function opponents(match) {
-  const names = match.seats
-    .filter((s) => s.user && s.user !== me)
-    .map((s) => s.user + (s.joined ? "" : " (" + T.status.waiting + ")"));
-  return names.length ? T.vs + " " + names.join(", ") : T.waiting;
+  const name = (s) => s.user + (s.joined ? "" : " (" + T.status.waiting + ")");
+  const mine = match.seats.find((s) => s.user === me);
+  const others = match.seats.filter((s) => s.user && s.user !== me);
+  const partner = match.players === 4 && mine ? others.find((s) => s.team === mine.team) : null;
+  const against = others.filter((s) => s !== partner).map(name);
+  const words = [];
+  if (partner) words.push(fmt(L.with_partner, { name: name(partner) }));
+  if (against.length) words.push(T.vs + " " + against.join(", "));
+  return words.length ? words.join(" · ") : T.waiting;
 }
 
 function describe(match) {
@@ -260,6 +295,7 @@ const loadMine = serial(async () => {
       });
       if (!matches.length) empty(list);
     });
+    placeMine();
     if (!drawn) return;
     await Promise.all(
       matches.filter((m) => m.status === "active").slice(0, 10).map(async (match) => {
@@ -280,6 +316,22 @@ const loadMine = serial(async () => {
   }
   list.setAttribute("aria-busy", "false");
 });
+
+// On a narrow screen (one column: play.css's 900 px), a player who has matches finds
+// them first, above the forms to create one ("Your turn" at a glance); on a wide screen,
+// and with no match, the list stays after the forms and the open tables.
+const mineSection = $("my-list").closest("section");
+const footer = root.querySelector(".footer-links");
+const narrow = window.matchMedia("(max-width: 899px)");
+
+function placeMine() {
+  const first = narrow.matches && $("my-list").querySelector("li[data-match]") !== null;
+  const error = $("lobby-error");
+  if (first && error.nextElementSibling !== mineSection) root.insertBefore(mineSection, error.nextSibling);
+  else if (!first && mineSection.nextElementSibling !== footer) root.insertBefore(mineSection, footer);
+  root.classList.toggle("mine-first", first);
+}
+narrow.addEventListener("change", placeMine);
 
 // --- keeping the lists current -------------------------------------------------------------
 //
