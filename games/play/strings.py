@@ -15,7 +15,7 @@ RANK_NAMES = {
     "3": lambda: pgettext("card rank", "Three"),
     "R": lambda: pgettext("card rank", "King"),
     "C": lambda: pgettext("card rank", "Knight"),
-    "F": lambda: pgettext("card rank", "Jack"),
+    "F": lambda: pgettext("card rank", "Knave"),
     "7": lambda: pgettext("card rank", "Seven"),
     "6": lambda: pgettext("card rank", "Six"),
     "5": lambda: pgettext("card rank", "Five"),
@@ -26,7 +26,7 @@ SUIT_NAMES = {
     "c": lambda: pgettext("card suit", "Cups"),
     "d": lambda: pgettext("card suit", "Coins"),
     "s": lambda: pgettext("card suit", "Swords"),
-    "b": lambda: pgettext("card suit", "Clubs"),
+    "b": lambda: pgettext("card suit", "Batons"),
 }
 
 
@@ -46,6 +46,8 @@ def error_messages() -> dict[str, str]:
         "stale_ply": _("The table moved on: look again and choose."),
         # A late click after the clock ran out and a bot played the seat's card.
         "timed_out_bot": _("Your time ran out: a bot played for you. Look again and choose."),
+        # "Take my seat back" when the seat was back already (a card played meanwhile).
+        "seat_not_left": _("Your seat is yours already: play when it is your turn."),
         "not_invited": _("You have no invitation to this match."),
         "not_your_turn": _("It is not your turn."),
         "match_over": _("The match is over."),
@@ -76,12 +78,14 @@ def error_messages() -> dict[str, str]:
 
 
 def rank_labels() -> dict[str, str]:
-    """The letter in a card's corner: A 3 R C F in Italian, A 3 K N J in English."""
+    """The letters in a card's corner: A 3 R C F in Italian; in English A 3 K, Kt for the
+    Knight (its usual English abbreviation: N is chess's) and J for the Knave (the Jack of a
+    French pack, docs/rules.md: its usual corner)."""
     return {
         "A": pgettext("card corner", "A"),
         "3": "3",
         "R": pgettext("card corner", "K"),
-        "C": pgettext("card corner", "N"),
+        "C": pgettext("card corner", "Kt"),
         "F": pgettext("card corner", "J"),
         **{rank: rank for rank in "76542"},
     }
@@ -146,6 +150,32 @@ def table_strings() -> dict[str, object]:
         "lobby": _("Back to the lobby"),
         "resign": _("Resign"),
         "resign_confirm": _("Resign the match? The other team wins it."),
+        # Before every person at the table has played a card, a resignation calls the match
+        # off (unrated, nobody wins) rather than losing it.
+        "resign_confirm_early": _(
+            "Resign now? Not everyone has played a card yet, so the match will be called "
+            "off: unrated, and nobody wins it."
+        ),
+        # While a trick just taken is shown, before the card(s) led after it.
+        "trick_taken_then_turn": _("%(name)s takes the trick: your turn next"),
+        # The timeout bot and the person's seat (on_timeout "bot").
+        "bot_plays_your_card": _("Your time ran out: a bot is playing this card for you"),
+        "bot_plays_held_seat": _("A bot is playing your card"),
+        "bot_played_for_you": _(
+            "Your time ran out and a bot played a card for you. Play your next card in time, "
+            "or take your seat back now."
+        ),
+        "bot_holds_your_seat": _(
+            "After three timeouts in a row, a bot holds your seat and plays your cards until "
+            "you take it back."
+        ),
+        "away_tag": _("away: a bot played for them"),
+        "bot_holds_tag": _("away: a bot plays for them"),
+        # A rematch proposed by another player of the finished match.
+        "rematch_proposed": _("%(name)s proposes a rematch."),
+        "rematch_accept": _("Accept the rematch"),
+        # A trump card in the hand: its accessible name says so.
+        "trump_card": _("%(card)s, trump"),
         # A table still waiting for players, called off by the person who opened it.
         "cancel": pgettext("call off a table", "Cancel"),
         "cancel_confirm": _("Cancel this table? Nobody will be able to join it."),
@@ -158,7 +188,13 @@ def table_strings() -> dict[str, object]:
             "timeout_your_team": _("Ended on time: your team ran out of time"),
             "timeout_other": _("Ended on time: %(name)s ran out of time"),
             "timeout_other_team": _("Ended on time: the other team ran out of time"),
-            "abandoned": _("Called off: nobody played for too long"),
+            # Untimed (the idle limit): the side that did not play lost the match.
+            "abandoned": _("Ended: a player did not play for too long"),
+            "abandoned_you": _("Ended: you did not play for too long"),
+            "abandoned_your_team": _("Ended: your team did not play for too long"),
+            "abandoned_other": _("Ended: %(name)s did not play for too long"),
+            "abandoned_other_team": _("Ended: the other team did not play for too long"),
+            "resigned_early": _("Called off: a player resigned before everyone had played a card"),
             "aborted": _("Called off"),
             "abort_window": _("Called off: a first card was never played"),
             "declined": _("Called off: the invitation was declined"),
@@ -172,6 +208,11 @@ def table_strings() -> dict[str, object]:
             "bot": _("%(time)s, then a bot plays"),
             "forfeit": _("%(time)s, or the match is lost"),
         },
+        # A person's first card of the match has a longer window (at least 30 s); missing
+        # it calls the match off (unrated, nobody wins) rather than losing it. Short: the
+        # clock's line holds it on a phone.
+        "first_card_seconds": _("First card: %(n)s s, else called off"),
+        "first_card_hours": _("First card: %(n)s h, else called off"),
         "match_of": _("%(players)s players, %(format)s"),
         "formats": format_names(),
         "status": {

@@ -88,7 +88,8 @@ def test_a_live_clock_counts_down_the_seat_to_play(
     errors = errors_of(page)
     open_table(page, live_server, match)
     assert page.locator("#clock").is_visible()
-    assert page.inner_text("#clock-rule") == "60 s per move, or the match is lost"
+    # Before alice's first card: its own window, and running out of it calls the match off.
+    assert page.inner_text("#clock-rule") == "First card: 60 s, else called off"
     first = page.inner_text("#clock-time")
     found = re.fullmatch(r"Time left (\d+):(\d\d)", first)
     assert found, first
@@ -111,7 +112,7 @@ def test_a_correspondence_clock_says_the_time_to_play_by(
     context = session_context(chromium, live_server, alice, locale="it", **DESKTOP)
     page = context.new_page()
     open_table(page, live_server, match)
-    assert page.inner_text("#clock-rule") == "24 h a mossa, poi gioca un bot"
+    assert page.inner_text("#clock-rule") == "Prima carta: 24 h, o è annullata"
     assert page.inner_text("#clock-time").startswith("Gioca entro ")
     assert ":" in page.inner_text("#clock-time")  # a time of day, not a countdown of hours
     shots(page, "correspondence-clock")
@@ -154,7 +155,9 @@ def test_the_lobby_starts_timed_matches_as_the_api_takes_them(
     live = Match.objects.get(pk=page.url.rstrip("/").rsplit("/", 1)[1])
     assert (live.per_move_seconds, live.on_timeout, live.timeout_bot_level) == (45, "bot", "random")
     page.wait_for_selector("#play[data-status]", state="attached")
-    assert page.inner_text("#clock-rule") == "45 s per move, then a bot plays"
+    # The table opens before alice's first card, which has its own window (at least 30 s;
+    # running out of it calls the match off): the clock's line says that one first.
+    assert page.inner_text("#clock-rule") == "First card: 45 s, else called off"
 
     page.goto(url)
     page.check('#vs-people input[name="clock"][value="correspondence"]')

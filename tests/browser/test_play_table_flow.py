@@ -402,7 +402,7 @@ def test_a_screen_reader_hears_the_cards_others_play_and_who_takes_the_trick(
 
 
 def card_name(code: str) -> str:
-    ranks = {"A": "Ace", "3": "Three", "R": "King", "C": "Knight", "F": "Jack", "7": "Seven"}
+    ranks = {"A": "Ace", "3": "Three", "R": "King", "C": "Knight", "F": "Knave", "7": "Seven"}
     ranks.update({"6": "Six", "5": "Five", "4": "Four", "2": "Two"})
-    suits = {"c": "Cups", "d": "Coins", "s": "Swords", "b": "Clubs"}
+    suits = {"c": "Cups", "d": "Coins", "s": "Swords", "b": "Batons"}
     return f"{ranks[code[0]]} of {suits[code[1]]}"

@@ -14,7 +14,7 @@ from django.test import Client
 
 from accounts.models import User
 from games.matches.services import SeatSpec, match_create
-from games.play.strings import card_names
+from games.play.strings import card_names, rank_labels
 
 LOCALE = Path(__file__).parents[2] / "games" / "locale" / "it" / "LC_MESSAGES"
 
@@ -147,6 +147,13 @@ def test_card_names_in_both_languages() -> None:
         italian = card_names()
     assert len(english) == len(italian) == 40
     assert english["Ad"] == "Ace of Coins" and italian["Ad"] == "Asso di Denari"
-    assert english["Cb"] == "Knight of Clubs" and italian["Cb"] == "Cavallo di Bastoni"
-    assert english["Fs"] == "Jack of Swords" and italian["Fs"] == "Fante di Spade"
+    assert english["Cb"] == "Knight of Batons" and italian["Cb"] == "Cavallo di Bastoni"
+    assert english["Fs"] == "Knave of Swords" and italian["Fs"] == "Fante di Spade"
     assert english["Rc"] == "King of Cups" and italian["Rc"] == "Re di Coppe"
+    # docs/rules.md's English names (Knave, Batons); a corner letter for every rank.
+    with translation.override("en"):
+        corners = rank_labels()
+    assert (corners["R"], corners["C"], corners["F"]) == ("K", "Kt", "J")
+    with translation.override("it"):
+        corners = rank_labels()
+    assert (corners["R"], corners["C"], corners["F"]) == ("R", "C", "F")

@@ -21,6 +21,9 @@ let pending = null; // {card, ply, deal} of a move on its way
 // detail's next lead waits until it was in view HOLD_MS (or the person played).
 let inView = null;
 let holdTimer = null;
+// The trick held in view while cards of the next trick wait to be drawn (null: none): the
+// person's hand is not playable then, so no card is played before the cards led are seen.
+let held = null;
 // While a deal's end is announced and the match has gone on to the next deal: the finished
 // deal as last seen (then with its last trick, from the deal's record), drawn instead.
 let frozen = null;
@@ -117,6 +120,9 @@ function seatBadge(seat, deal) {
   tags.className = "tags";
   const words = [role(seat)];
   if (detail.seats[seat] && detail.seats[seat].is_bot) words.push(T.bot);
+  // A person the timeout bot played for (away), or whose seat it holds.
+  const s = detail.seats[seat];
+  if (s && seat !== ownSeat() && detail.status === "active" && (s.bot_holds || s.away)) words.push(s.bot_holds ? T.bot_holds_tag : T.away_tag);
   if (deal && deal.dealer === seat) words.push(T.dealer);
   tags.textContent = words.join(" · ");
   el.append(name, tags);
@@ -161,15 +167,11 @@ function lastTrick(deal) {
   return deal && deal.tricks.length ? deal.tricks[deal.tricks.length - 1] : null;
 }
 
-// The cards of the trick being played, or of the trick just taken (faded, its winner
-// marked): never cards of two tricks at once.
-function drawTrick(deal) {
-  ["top", "left", "right", "bottom"].forEach((p) => $("slot-" + p).replaceChildren());
-  const caption = $("trick-caption");
-  caption.textContent = "";
+// The cards on the table (with the card on its way), and whether the trick just taken
+// holds them back: {cards, held} (held: the trick taken, still shown for HOLD_MS).
+function trickState(deal) {
   clearTimeout(holdTimer);
-  root.dataset.held = "0";
-  if (!deal) return;
+  if (!deal) return { cards: [], held: null };
   const last = lastTrick(deal);
   const now = performance.now();
   if (last) {
@@ -181,13 +183,29 @@ function drawTrick(deal) {
   if (pending && pending.deal === deal.id && pending.ply === deal.ply) {
     cards = cards.concat([{ seat: mySeat(), card: pending.card }]);
   }
-  let done = null;
   const shownFor = last ? now - inView.since : Infinity;
   if (cards.length && last && !inView.released && shownFor < HOLD_MS) {
-    // The next lead came at once: the trick just taken first, the new lead after.
-    done = inView.trick;
-    root.dataset.held = "1";
+    // The next lead came at once: the trick just taken first, the new lead after (the hand
+    // waits for it: see myTurn).
     holdTimer = setTimeout(() => { if (detail) draw(); }, HOLD_MS - shownFor + 10);
+    return { cards, held: inView.trick };
+  }
+  return { cards, held: null };
+}
+
+// The cards of the trick being played, or of the trick just taken (faded, its winner
+// marked): never cards of two tricks at once.
+function drawTrick(deal) {
+  ["top", "left", "right", "bottom"].forEach((p) => $("slot-" + p).replaceChildren());
+  const caption = $("trick-caption");
+  caption.textContent = "";
+  root.dataset.held = held ? "1" : "0";
+  if (!deal) return;
+  const last = lastTrick(deal);
+  let cards = trickCards;
+  let done = null;
+  if (held) {
+    done = held;
   } else if (!cards.length && last) {
     // The trick just taken stays in view, faded, until the next card is led.
     done = last;
@@ -262,7 +280,17 @@ function drawStock(deal) {
 
 function myTurn() {
   const deal = detail && detail.current_deal;
-  return !!(deal && !frozen && detail.status === "active" && !deal.over && mySeat() !== null && deal.turn === mySeat() && !pending);
+  return !!(deal && !frozen && !held && detail.status === "active" && !deal.over && mySeat() !== null && deal.turn === mySeat() && !pending && !botPlaysForMe());
+}
+
+// The timeout bot plays the viewer's seat: it holds the seat (after timeouts in a row), or
+// the viewer's time ran out on this turn (the turn is the bot's: no deadline any more).
+function botPlaysForMe() {
+  const deal = detail && detail.current_deal;
+  const seat = mySeat() === null ? null : detail.seats[mySeat()];
+  if (!seat || detail.status !== "active" || !deal || deal.over) return false;
+  if (seat.bot_holds) return true;
+  return !!(detail.time_control && deal.turn === mySeat() && !detail.deadline);
 }
 
 function drawHand(deal) {
@@ -276,7 +304,11 @@ function drawHand(deal) {
     const button = cardButton(code);
     const legal = playable && deal.legal.includes(code);
     button.setAttribute("aria-disabled", legal ? "false" : "true");
-    if (code[1] === deal.trump) button.classList.add("trump");
+    if (code[1] === deal.trump) {
+      // The gold corner says it to the eye; the name says it to a screen reader.
+      button.classList.add("trump");
+      button.querySelector(".visually-hidden").textContent = fmt(T.trump_card, { card: cardName(code) });
+    }
     button.tabIndex = i === Math.min(focusIndex, cards.length - 1) ? 0 : -1;
     const key = document.createElement("span");
     key.className = "key";
@@ -290,6 +322,18 @@ function drawHand(deal) {
   if (had && cards.length) hand.children[Math.min(focusIndex, cards.length - 1)].focus();
 }
 
+// The viewer's seat left to the timeout bot: what it did, and the way back.
+function drawAway() {
+  const seat = mySeat() === null ? null : detail.seats[mySeat()];
+  const away = !!(seat && detail.status === "active" && (seat.away || seat.bot_holds));
+  const note = $("away-note");
+  const text = !away ? "" : seat.bot_holds ? T.bot_holds_your_seat : T.bot_played_for_you;
+  if (note.textContent !== text) note.textContent = text;
+  note.hidden = !away;
+  $("away").hidden = !away;
+  $("take-back").hidden = !away;
+}
+
 function drawStatus(deal) {
   const us = myTeam();
   $("score-us").textContent = detail.deals_won[us];
@@ -301,11 +345,18 @@ function drawStatus(deal) {
   else if (detail.status === "waiting") text = T.waiting;
   else if (detail.status === "finished" || detail.status === "aborted") text = matchOverText();
   else if (pending && deal && pending.deal === deal.id) text = fmt(T.playing_card, { card: cardName(pending.card) });
-  else if (deal && deal.turn !== null && deal.turn !== undefined) {
+  else if (deal && deal.turn === mySeat() && botPlaysForMe()) {
+    text = detail.seats[mySeat()].bot_holds ? T.bot_plays_held_seat : T.bot_plays_your_card;
+  }
+  else if (held && deal && deal.turn === mySeat()) {
+    // The cards led wait for the trick taken to be seen: the turn comes with them.
+    text = fmt(T.trick_taken_then_turn, { name: seatName(held.winner) });
+  } else if (deal && deal.turn !== null && deal.turn !== undefined) {
     text = deal.turn === mySeat() ? T.your_turn : fmt(T.their_turn, { name: seatName(deal.turn) });
   }
   if ($("turn").textContent !== text) $("turn").textContent = text;
   $("resign").hidden = !(detail.status === "active" && mySeat() !== null);
+  drawAway();
   // A table still waiting for players: the one who opened it may call it off; no deal
   // yet, so no last trick to show.
   $("cancel").hidden = !(detail.status === "waiting" && detail.created_by === root.dataset.me);
@@ -331,12 +382,53 @@ function drawStatus(deal) {
 // down the seat to play's seconds_left from when the detail arrived (not from this
 // computer's clock, which may be off); correspondence (hours a move) says the time to
 // play by.
-let clockBase = null; // {left, at, deadline} of the latest detail with a body
+// The seconds left are counted down from the deadline itself when this computer's clock
+// agrees with the server's seconds_left (rounded up by the server), else from when the
+// detail arrived; shown rounded down, and redrawn often, so the clock never shows more
+// time than there is.
+let clockBase = null; // {left, at}: seconds left at performance.now() "at"
 
 function clockSeen(data) {
-  clockBase = data.seconds_left === null || data.seconds_left === undefined
-    ? null
-    : { left: data.seconds_left, at: performance.now(), deadline: data.deadline };
+  if (data.seconds_left === null || data.seconds_left === undefined) {
+    clockBase = null;
+    return;
+  }
+  // Rounded up by the server: more than seconds_left - 1 is left, at most seconds_left.
+  let left = Math.max(0, data.seconds_left - 1);
+  const deadline = data.deadline ? Date.parse(data.deadline) : NaN;
+  if (!Number.isNaN(deadline)) {
+    const byDeadline = (deadline - Date.now()) / 1000;
+    // seconds_left is the time left rounded up, as the server answered (a moment ago).
+    if (byDeadline <= data.seconds_left && byDeadline > data.seconds_left - 3) left = byDeadline;
+  }
+  clockBase = { left, at: performance.now() };
+}
+
+// The first card of each person in the match has a window of its own (at least 30 s):
+// running out of it calls the match off rather than losing it.
+function firstCardTurn(deal) {
+  if (!deal || deal.number !== 1 || deal.turn === null || deal.turn === undefined) return false;
+  const seat = detail.seats[deal.turn];
+  if (!seat || seat.is_bot) return false;
+  return !playedSeats().has(deal.turn);
+}
+
+// The seats that have played a card in the match (every seat, after the first deal).
+function playedSeats() {
+  const deal = detail.current_deal;
+  const seats = new Set();
+  if (!deal) return seats;
+  if (deal.number > 1) detail.seats.forEach((s) => seats.add(s.seat));
+  deal.tricks.forEach((t) => t.seats.forEach((s) => seats.add(s)));
+  deal.table.forEach((t) => seats.add(t.seat));
+  return seats;
+}
+
+// Whether every person at the table has played a card: before that a resignation calls
+// the match off (unrated, no winner) rather than losing it.
+function everyonePlayed() {
+  const played = playedSeats();
+  return detail.seats.every((s) => !s.user || s.is_bot || played.has(s.seat));
 }
 
 function drawClock() {
@@ -344,12 +436,19 @@ function drawClock() {
   const control = detail.time_control;
   if (!control) { clock.hidden = true; return; }
   clock.hidden = false;
-  $("clock-rule").textContent = timeControlText(detail, true);
+  const deal = detail.current_deal;
+  let rule = timeControlText(detail, true);
+  if (detail.status === "active" && firstCardTurn(deal)) {
+    rule = control.per_move_seconds
+      ? fmt(T.first_card_seconds, { n: Math.max(control.per_move_seconds, 30) })
+      : fmt(T.first_card_hours, { n: control.per_move_hours });
+  }
+  if ($("clock-rule").textContent !== rule) $("clock-rule").textContent = rule;
   const time = $("clock-time");
   let text = "";
   let low = false;
   if (detail.status === "active" && clockBase) {
-    const left = Math.max(0, Math.ceil(clockBase.left - (performance.now() - clockBase.at) / 1000));
+    const left = Math.max(0, Math.floor(clockBase.left - (performance.now() - clockBase.at) / 1000));
     if (control.per_move_seconds) {
       text = T.time_left + " " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
       low = left <= 10;
@@ -364,10 +463,13 @@ function drawClock() {
   if (time.textContent !== text) time.textContent = text;
   clock.classList.toggle("low", low);
 }
-setInterval(() => { if (detail) drawClock(); }, 1000);
+setInterval(() => { if (detail) drawClock(); }, 200);
+
+let trickCards = [];
 
 function draw() {
   const deal = frozen || detail.current_deal;
+  ({ cards: trickCards, held } = trickState(deal));
   root.dataset.players = detail.players;
   root.classList.toggle("players-4", detail.players === 4);
   root.classList.toggle("players-2", detail.players === 2);
@@ -382,7 +484,10 @@ function draw() {
   root.dataset.myTurn = myTurn() ? "1" : "0";
   root.dataset.status = detail.status;
   feed.setPace(myTurn() ? 3000 : 1000);
-  if (detail.status === "finished" || detail.status === "aborted") feed.stop();
+  if (detail.status === "finished" || detail.status === "aborted") {
+    feed.stop();
+    watchRematch();
+  }
 }
 
 // --- the flow of a match -----------------------------------------------------------------
@@ -541,6 +646,16 @@ function endReasonText() {
     if (detail.winner === myTeam()) return two ? fmt(T.ended.timeout_other, { name: seatName(1 - mySeat()) }) : T.ended.timeout_other_team;
     return two ? T.ended.timeout_you : T.ended.timeout_your_team;
   }
+  if (reason === "abandoned") {
+    // Untimed: the side that did not play for too long lost (a loss, not a call-off).
+    const seated = mySeat() !== null && detail.winner !== null && detail.winner !== undefined;
+    if (!seated) return T.ended.abandoned;
+    const two = detail.players === 2;
+    if (detail.winner === myTeam()) return two ? fmt(T.ended.abandoned_other, { name: seatName(1 - mySeat()) }) : T.ended.abandoned_other_team;
+    return two ? T.ended.abandoned_you : T.ended.abandoned_your_team;
+  }
+  // Called off after the start: a resignation before every person had played a card.
+  if (reason === "aborted" && detail.started_at) return T.ended.resigned_early;
   return T.ended[reason] || T.status[detail.status] || reason || "";
 }
 
@@ -603,8 +718,12 @@ $("end-dialog").addEventListener("close", () => {
   root.dataset.state = detail.status === "active" ? "playing" : "over";
   frozen = null; // the next deal, as it is now
   draw();
-  const first = $("hand").querySelector("button");
-  if (first) first.focus();
+  // Focus the hand as play goes on; once the match is over, the table's next step
+  // (Rematch, else the lobby); else the turn line: never nothing (the page's body).
+  const over = detail.status !== "active";
+  const next = (over ? [$("table-rematch"), $("table-lobby")] : [$("hand").querySelector("button")])
+    .find((el) => el && !el.hidden);
+  (next || $("turn")).focus();
 });
 
 async function rematch() {
@@ -643,7 +762,7 @@ $("join").addEventListener("click", () => answerInvitation($("join"), "/join"));
 $("decline").addEventListener("click", () => answerInvitation($("decline"), "/decline"));
 
 $("resign").addEventListener("click", async () => {
-  if (!window.confirm(T.resign_confirm)) return;
+  if (!window.confirm(everyonePlayed() ? T.resign_confirm : T.resign_confirm_early)) return;
   try {
     const answer = await api(root.dataset.api + "/resign", { method: "POST" });
     feed.seen(answer.data, answer.etag);
@@ -652,6 +771,66 @@ $("resign").addEventListener("click", async () => {
     toast(errorText(error));
   }
 });
+
+// The seat back from the timeout bot (POST .../return): the person plays it again.
+$("take-back").addEventListener("click", async () => {
+  const button = $("take-back");
+  button.disabled = true;
+  try {
+    const answer = await api(root.dataset.api + "/return", { method: "POST" });
+    feed.seen(answer.data, answer.etag);
+    show(answer.data);
+    const first = $("hand").querySelector('button[aria-disabled="false"]');
+    (first || $("turn")).focus();
+  } catch (error) {
+    // The match ended meanwhile (match_over), or the seat was back already (a card played:
+    // seat_not_left): the table as it is now says which.
+    if (error.code === "seat_not_left") toast(T.errors.seat_not_left);
+    else toast(errorText(error));
+    feed.refresh();
+  } finally {
+    button.disabled = false;
+  }
+});
+
+// A rematch another person proposed (the match's event rematch_proposed), watched while
+// this finished table is open: said on the table, and "Accept the rematch" (the API's
+// rematch call, which accepts a rematch proposed already).
+let rematchWatch = null;
+const REMATCH_WATCH_MS = 15 * 60 * 1000;
+let eventsSeen = 0;
+let proposal = null; // {match, by}
+
+function watchRematch() {
+  if (rematchWatch || !rematchable()) return;
+  const others = detail.seats.some((s) => s.user && !s.is_bot && s.seat !== mySeat());
+  if (!others) return;
+  const since = Date.now();
+  const look = async () => {
+    // Every 3 s while shown, for 15 minutes: a table left open is not read for ever.
+    if (Date.now() - since > REMATCH_WATCH_MS) { clearInterval(rematchWatch); return; }
+    if (document.hidden || proposal) return;
+    try {
+      const answer = await api(root.dataset.api + "/events?after=" + eventsSeen);
+      const events = Array.isArray(answer.data) ? answer.data : answer.data.events || answer.data.results || [];
+      events.forEach((e) => {
+        if (typeof e.id === "number") eventsSeen = Math.max(eventsSeen, e.id);
+        if (e.type === "rematch_proposed" && e.by !== root.dataset.me) proposal = { match: e.match, by: e.by };
+      });
+      if (proposal) drawProposal();
+    } catch (error) {
+      // Looked at again at the next tick.
+    }
+  };
+  look();
+  rematchWatch = setInterval(look, 3000);
+}
+
+function drawProposal() {
+  const text = fmt(T.rematch_proposed, { name: proposal.by });
+  [$("rematch-note"), $("end-rematch-note")].forEach((el) => { el.textContent = text; el.hidden = false; });
+  [$("rematch"), $("table-rematch")].forEach((el) => { el.textContent = T.rematch_accept; });
+}
 
 $("cancel").addEventListener("click", async () => {
   if (!window.confirm(T.cancel_confirm)) return;
