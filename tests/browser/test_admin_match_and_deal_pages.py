@@ -1,6 +1,6 @@
 """The admin's match and deal pages after a second outside audit (2026-12), at desktop
 size: the match's deals fit the page (the commitment wraps), "Partners last hand" only for
-a match of four, an icon named (none) on the games' pages, so that no /favicon.ico is
+a match of four, an icon named (none) on every admin page, so that no /favicon.ico is
 asked for and missed, and a live deal's replay link says the hands stay hidden until
 asked for."""
 
@@ -60,8 +60,10 @@ def test_the_admins_match_and_deal_pages(
     assert "stay hidden until you ask" in page.inner_text(".field-replay_link")
     shots(page, "live-deal", full_page=True)
     # Headless Chromium asks for no icon; a browser with a window asks for /favicon.ico
-    # unless the page names one: each of the games' admin pages names one (none, data:).
+    # unless the page names one: every admin page names one (none, data:).
     for url in [
+        "/admin/",
+        "/admin/accounts/user/",
         "/admin/games/match/",
         "/admin/games/deal/",
         f"/admin/games/deal/{live.pk}/change/",
