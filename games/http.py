@@ -14,7 +14,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
-from games.errors import MatchPrivateError
+from games.errors import DealNotFoundError, MatchPrivateError
 
 # What a read may answer.
 READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
@@ -22,7 +22,16 @@ READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
 # A deal's id in a URL. The routes take any text there (games/urls.py), so that an id that
 # cannot be one (``abc``, ``-1``) is ``deal_not_found`` like one that names no deal
 # (games.matches.selectors.deal_get), not the generic ``not_found`` of an unknown URL.
-DEAL_ID = OpenApiParameter("deal_id", int, OpenApiParameter.PATH, description="The deal's id.")
+DEAL_ID = OpenApiParameter(
+    "deal_id",
+    int,
+    OpenApiParameter.PATH,
+    description=(
+        "The deal's id. A deal the viewer may not see (a private match's) answers exactly as "
+        "one that does not exist: 404 `deal_not_found`; to an anonymous visitor, 401 "
+        "`not_authenticated` for both."
+    ),
+)
 
 
 def query_params(request: Request, *, keep_format: bool = False) -> dict[str, Any]:
@@ -40,4 +49,19 @@ class OpenToPublicDealsApi(APIView):
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, MatchPrivateError) and not self.request.user.is_authenticated:
             exc = NotAuthenticated()
+        return super().handle_exception(exc)
+
+
+# A deal's id is a sequential number: whoever may not see a deal must not learn that it
+# exists, nor that it is private. So a deal the viewer may not see answers as a deal that
+# does not exist: 404 ``deal_not_found`` to a signed-in viewer; to an anonymous visitor,
+# 401 ``not_authenticated`` for both (signing in may open it; an absent id is no different).
+# Matches are addressed by unguessable UUIDs: their endpoints keep ``match_private``.
+class DealAddressedApi(OpenToPublicDealsApi):
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, (MatchPrivateError, DealNotFoundError)):
+            if not self.request.user.is_authenticated:
+                exc = NotAuthenticated()
+            else:
+                exc = DealNotFoundError()
         return super().handle_exception(exc)

@@ -20,7 +20,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games.clocks import services as clocks
-from games.http import DEAL_ID, READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, query_params
 from games.matches import selectors, services, snapshots
 from games.matches.serializers import (
     DealRecordOutput,
@@ -343,7 +343,7 @@ class MatchEventsApi(APIView):
         return Response(events)
 
 
-class DealRecordApi(OpenToPublicDealsApi):
+class DealRecordApi(DealAddressedApi):
     @extend_schema(
         parameters=[DEAL_ID],
         operation_id="deals_retrieve",

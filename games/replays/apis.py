@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from briscola_service.exceptions import ErrorSerializer
 from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
 from games import rules
-from games.http import DEAL_ID, READ_ERRORS, OpenToPublicDealsApi, query_params
+from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, OpenToPublicDealsApi, query_params
 from games.matches import selectors
 from games.matches.serializers import DealRecordBody, StrictSerializer
 from games.replays import selectors as replays
@@ -80,7 +80,7 @@ class QueryFormatIsNotARenderer(DefaultContentNegotiation):
         return renderers[0], str(renderers[0].media_type)
 
 
-class DealReplayApi(OpenToPublicDealsApi):
+class DealReplayApi(DealAddressedApi):
     @extend_schema(
         operation_id="deals_replay",
         tags=["replays"],
@@ -124,7 +124,7 @@ class DealReplayApi(OpenToPublicDealsApi):
         )
 
 
-class DealVerifyApi(OpenToPublicDealsApi):
+class DealVerifyApi(DealAddressedApi):
     @extend_schema(
         parameters=[DEAL_ID],
         operation_id="deals_verify",
@@ -178,7 +178,7 @@ def _kept_for_compatibility(text_path: str) -> str:
     )
 
 
-class DealExportApi(OpenToPublicDealsApi):
+class DealExportApi(DealAddressedApi):
     content_negotiation_class = QueryFormatIsNotARenderer
     renderer_classes = [JSONRenderer]
 
@@ -204,7 +204,7 @@ class DealExportApi(OpenToPublicDealsApi):
         return Response(record.to_dict())
 
 
-class DealExportTextApi(OpenToPublicDealsApi):
+class DealExportTextApi(DealAddressedApi):
     content_negotiation_class = QueryFormatIsNotARenderer  # errors are JSON, whatever Accept
     renderer_classes = [JSONRenderer]
 

@@ -5,7 +5,8 @@ The page is only a shell: everything it shows comes from ``GET /api/v1/deals/{id
 watch a public match's deals once they are over (the API allows exactly that); for any
 other deal they are sent to sign in first (the play pages' sign-in, settings.LOGIN_URL,
 which links to sign-up). A private match's deals are shown only to its players and to
-administrators (403 for anyone else). The page links to the match's other deals and, for
+administrators (anyone else gets the 404 page of a deal that does not exist: deal ids are
+counted, and a 403 would say the deal is there). The page links to the match's other deals and, for
 its players, to the match's table. It speaks the play pages' languages (English or Italian,
 Django's i18n: the browser's Accept-Language, or the switch in its top bar), its script's
 words travelling inside the page as JSON (games/play/strings.py).
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django.urls import path, reverse
@@ -63,19 +63,23 @@ def page_strings() -> dict[str, object]:
 
 @require_GET
 def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
+    # A deal the viewer may not see answers as one that does not exist (deal ids are
+    # sequential: nobody may learn that a private deal is there): an anonymous visitor is
+    # sent to sign in for both, a signed-in one gets the site's 404 page for both (raising
+    # Http404 would show Django's technical page under DEBUG).
+    user = request.user
     try:
         deal = selectors.deal_get(deal_id=deal_id)
     except DealNotFoundError:
-        # The site's 404 page, whatever DEBUG is (raising Http404 would show Django's
-        # technical page under DEBUG).
+        if not user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
         return page_not_found(request, Http404(_("No such deal.")))
     match = deal.match
-    user = request.user
     if not user.is_authenticated and not (match.public and deal.is_over):
         return redirect_to_login(request.get_full_path())
     seats = selectors.match_seats(match)
     if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
-        raise PermissionDenied("This deal belongs to a private match.")
+        return page_not_found(request, Http404(_("No such deal.")))
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
     # What the page offers is what the API allows (games/replays/selectors.py): every
     # seat and the record once the deal is over; before that, to an administrator who

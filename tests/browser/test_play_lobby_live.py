@@ -441,11 +441,14 @@ def test_the_turn_line_says_the_card_is_being_played_while_it_travels(
 def test_the_403_and_500_pages_are_the_sites_own(
     people: Callable[..., User], games: Any, client: Any
 ) -> None:
-    """A private match's replay, to someone else: the site's 403 page; a server error: the
-    site's 500 page, which needs no request (Django renders it without one), translated."""
+    """A refusal (PermissionDenied): the site's 403 page; a server error: the site's 500
+    page, which needs no request (Django renders it without one); both translated. A
+    private match's replay, to someone else, is the 404 page of a deal that does not
+    exist (deal ids are counted: a 403 would tell the deal is there)."""
+    from django.core.exceptions import PermissionDenied
     from django.test import RequestFactory
     from django.utils import translation
-    from django.views.defaults import server_error
+    from django.views.defaults import permission_denied, server_error
 
     alice, bob, carla = people(username="alice"), people(username="bob"), people(username="carla")
     match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
@@ -454,8 +457,15 @@ def test_the_403_and_500_pages_are_the_sites_own(
     deal = Deal.objects.get(match=match, number=1)
     client.force_login(carla)
     answer = client.get(f"/replay/{deal.pk}/", HTTP_ACCEPT_LANGUAGE="it")
-    assert answer.status_code == 403
+    missing = client.get("/replay/999999/", HTTP_ACCEPT_LANGUAGE="it")
+    assert answer.status_code == missing.status_code == 404
+    h1 = re.compile(r"<h1>.*?</h1>", re.S)
+    assert h1.findall(answer.content.decode()) == h1.findall(missing.content.decode()) != []
+    assert "Not found" not in answer.content.decode()  # in Italian, as the missing one
+    with translation.override("it"):
+        answer = permission_denied(RequestFactory().get("/play/"), PermissionDenied())
     html = answer.content.decode()
+    assert answer.status_code == 403
     assert "<h1>Non è visibile per te</h1>" in html and 'class="bar"' in html
     with translation.override("it"):
         answer = server_error(RequestFactory().get("/play/"))

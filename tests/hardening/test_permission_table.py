@@ -113,6 +113,8 @@ SSE, NDJSON = "text/event-stream", "application/x-ndjson"
 ANON = Expect(401, "not_authenticated")
 BAD_CREDENTIALS = Expect(401, "invalid_credentials")
 PRIVATE = Expect(403, "match_private")
+# A deal (a sequential id) the viewer may not see answers as a deal that does not exist.
+NO_DEAL = Expect(404, "deal_not_found")
 NOT_PLAYER = Expect(403, "not_a_player")
 NOT_CREATOR = Expect(403, "not_match_creator")
 NOT_OVER = Expect(403, "deal_not_over")
@@ -130,6 +132,7 @@ ALREADY_SEATED = Expect(409, "already_seated")
 NOT_YOUR_TURN = Expect(409, "not_your_turn")
 HTML_OK = Expect(200)
 HTML_FORBIDDEN = Expect(403)
+HTML_NO_DEAL = Expect(404)  # the page of a deal that does not exist
 HTML_NOT_ALLOWED = Expect(405)
 NOT_INVITED = Expect(403, "not_invited")  # games.clocks
 CANNOT_LEAVE = Expect(409, "cannot_leave")
@@ -855,7 +858,7 @@ ROWS: list[Row] = [
         DEAL,
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=NOT_OVER,
         opponent=NOT_OVER,
         admin=OK,
@@ -872,13 +875,13 @@ ROWS: list[Row] = [
         admin=OK,
     ),
     *table(
-        "GET", DEAL, "finished", anonymous=ANON, stranger=PRIVATE, player=OK, opponent=OK, admin=OK
+        "GET", DEAL, "finished", anonymous=ANON, stranger=NO_DEAL, player=OK, opponent=OK, admin=OK
     ),
     # A public match's finished deals are open to all, anonymous visitors included, as
     # their /export and /verify.
     *table("GET", DEAL, "finished_public", **everyone(OK, anonymous=OK)),
     *table(
-        "GET", DEAL, "resigned", anonymous=ANON, stranger=PRIVATE, player=OK, opponent=OK, admin=OK
+        "GET", DEAL, "resigned", anonymous=ANON, stranger=NO_DEAL, player=OK, opponent=OK, admin=OK
     ),
     *table("POST", DEAL, "finished", player=NOT_ALLOWED),
     # --- Replays: during a deal a player replays only their own seat, up to now ----------
@@ -887,7 +890,7 @@ ROWS: list[Row] = [
         DEAL + "/replay",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=SEAT_FORBIDDEN,
         opponent=SEAT_FORBIDDEN,
         admin=OK,
@@ -897,7 +900,7 @@ ROWS: list[Row] = [
         DEAL + "/replay?seat=0",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=SEAT_FORBIDDEN,
         admin=OK,
@@ -907,7 +910,7 @@ ROWS: list[Row] = [
         DEAL + "/replay?seat=1",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=SEAT_FORBIDDEN,
         opponent=OK,
         admin=OK,
@@ -917,7 +920,7 @@ ROWS: list[Row] = [
         DEAL + "/replay?seat=0&ply=40",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=BEYOND_PRESENT,
         opponent=SEAT_FORBIDDEN,
         admin=BAD_INPUT,  # no secret beyond the present for an admin: there is no such ply
@@ -947,7 +950,7 @@ ROWS: list[Row] = [
         DEAL + "/replay",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -957,7 +960,7 @@ ROWS: list[Row] = [
         DEAL + "/replay?seat=0&ply=40",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -969,7 +972,7 @@ ROWS: list[Row] = [
         DEAL + "/replay",
         "resigned",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -981,7 +984,7 @@ ROWS: list[Row] = [
         DEAL + "/verify",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=NOT_OVER,
         opponent=NOT_OVER,
         admin=OK,
@@ -1001,7 +1004,7 @@ ROWS: list[Row] = [
         DEAL + "/verify",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1012,7 +1015,7 @@ ROWS: list[Row] = [
         DEAL + "/verify",
         "resigned",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1023,7 +1026,7 @@ ROWS: list[Row] = [
         DEAL + "/export",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=NOT_OVER,
         opponent=NOT_OVER,
         admin=OK,
@@ -1043,7 +1046,7 @@ ROWS: list[Row] = [
         DEAL + "/export",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1053,7 +1056,7 @@ ROWS: list[Row] = [
         DEAL + "/export?format=text",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1064,7 +1067,7 @@ ROWS: list[Row] = [
         DEAL + "/export.txt",
         "active",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=NOT_OVER,
         opponent=NOT_OVER,
         admin=OK,
@@ -1074,7 +1077,7 @@ ROWS: list[Row] = [
         DEAL + "/export.txt",
         "finished",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1086,7 +1089,7 @@ ROWS: list[Row] = [
         DEAL + "/export",
         "resigned",
         anonymous=ANON,
-        stranger=PRIVATE,
+        stranger=NO_DEAL,
         player=OK,
         opponent=OK,
         admin=OK,
@@ -1146,8 +1149,9 @@ ROWS: list[Row] = [
         via="session",
         anonymous=TO_REPLAY_LOGIN,
         # The page names the deal's number, format, status and (once over) every seat's
-        # user: a private match's are for its players and administrators only.
-        stranger=HTML_FORBIDDEN,
+        # user: a private match's are for its players and administrators only; anyone
+        # else gets the page of a deal that does not exist (deal ids are sequential).
+        stranger=HTML_NO_DEAL,
         player=HTML_OK,
         opponent=HTML_OK,
         admin=HTML_OK,
@@ -1165,7 +1169,7 @@ ROWS: list[Row] = [
         "finished",
         via="session",
         anonymous=TO_REPLAY_LOGIN,
-        stranger=HTML_FORBIDDEN,  # see above
+        stranger=HTML_NO_DEAL,  # see above
         player=HTML_OK,
         opponent=HTML_OK,
         admin=HTML_OK,

@@ -38,7 +38,7 @@ def test_private_match_deal_record(
     for person in (alice, bob):
         error = person.error("get", url, None, 403, "deal_not_over")
         assert "seed" not in str(error) and deal_row.seed not in str(error)
-    eve.error("get", url, None, 403, "match_private")
+    eve.error("get", url, None, 404, "deal_not_found")  # as a deal that does not exist
     early = admin.get(url)  # an administrator may look at any time
     assert early["record"]["seed"] == deal_row.seed and len(early["record"]["moves"]) == 7
     assert early["complete"] is False
@@ -68,7 +68,7 @@ def test_private_match_deal_record(
         assert replay.deal.winner == deal_row.winner_team == body["winner"]
         assert len(body["tricks"]) == 20 and len(body["draws"]) == 34
         assert sorted(c for h in body["initial_hands"] for c in h) == sorted(record["deck"][:6])
-    eve.error("get", url, None, 403, "match_private")
+    eve.error("get", url, None, 404, "deal_not_found")  # as a deal that does not exist
 
 
 @pytest.mark.django_db

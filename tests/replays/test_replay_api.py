@@ -194,7 +194,7 @@ def test_the_text_exports_have_their_own_paths_and_format_text_still_works(
                 assert as_text["Content-Type"] == "application/json", (who, url)
                 assert as_text.json() == as_json.json(), (who, url)
     assert t.clients["stranger"].get(f"/api/v1/deals/{first.pk}/export.txt").json()["code"] == (
-        "match_private"
+        "deal_not_found"
     )
     assert t.clients["seat1"].get(f"/api/v1/deals/{second.pk}/export.txt").json()["code"] == (
         "deal_not_over"
@@ -323,7 +323,12 @@ def test_replay_page_and_admin_link(table: Callable[..., Any], games: Any) -> No
     # While the deal is played its record is secret (the API answers 403): no links to it.
     assert f"/api/v1/deals/{private.deal.pk}/export" not in html
     assert f'href="/play/{private.match.pk}/"' in html  # the match's table, for its players
-    assert Client().get("/replay/999999/").status_code == 404
+    # A deal that does not exist: the sign-in for an anonymous visitor (as a private
+    # deal), the 404 page for a signed-in one (as a private deal to a stranger).
+    absent = Client().get("/replay/999999/")
+    assert absent.status_code == 302
+    assert absent["Location"] == "/play/signin/?next=/replay/999999/"
+    assert client.get("/replay/999999/").status_code == 404
 
     public = finished(table, games, public=True)
     response = Client().get(f"/replay/{public.deal.pk}/")

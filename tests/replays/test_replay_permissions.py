@@ -60,7 +60,8 @@ def expected_during(role: str, params: dict[str, Any], public: bool) -> tuple[in
     if role == "anonymous":
         return (403, "deal_not_over") if public else (401, "not_authenticated")
     if role == "stranger":
-        return (403, "deal_not_over") if public else (403, "match_private")
+        # A private match's deal answers a stranger as a deal that does not exist.
+        return (403, "deal_not_over") if public else (404, "deal_not_found")
     ply = params.get("ply")
     if role == "admin":
         return (400, "invalid_input") if ply is not None and ply > PLY else (200, None)
@@ -76,7 +77,7 @@ def expected_after(role: str, public: bool) -> tuple[int, str | None]:
     if role == "anonymous" and not public:
         return 401, "not_authenticated"
     if role == "stranger" and not public:
-        return 403, "match_private"
+        return 404, "deal_not_found"
     return 200, None
 
 
@@ -173,7 +174,7 @@ def test_replay_permissions_during_and_after_the_deal(
             if role == "anonymous" and not public:
                 check_response(response, 401, "not_authenticated")
             elif role == "stranger" and not public:
-                check_response(response, 403, "match_private")
+                check_response(response, 404, "deal_not_found")
             else:
                 check_response(response, 403, "deal_not_over")
         exported = client.get(f"/api/v1/matches/{t.match.pk}/export")
@@ -233,7 +234,7 @@ def test_a_seat_beyond_the_table_is_invalid_input_after_the_access_check(
     url = f"/api/v1/deals/{t.deal.pk}/replay"
     check_response(t.clients["seat0"].get(url, {"seat": 2}), 400, "invalid_input")
     check_response(t.clients["admin"].get(url, {"seat": 3}), 400, "invalid_input")
-    check_response(t.clients["stranger"].get(url, {"seat": 2}), 403, "match_private")
+    check_response(t.clients["stranger"].get(url, {"seat": 2}), 404, "deal_not_found")
     check_response(t.clients["seat0"].get("/api/v1/deals/999999/replay"), 404, "deal_not_found")
 
 
