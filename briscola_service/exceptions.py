@@ -280,6 +280,13 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     return defaults.page_not_found(request, exception or Http404())
 
 
+def not_found_page(request: HttpRequest, message: str) -> HttpResponse:
+    """The site's 404 page (templates/404.html, status 404), whatever DEBUG is: a page view
+    answers it itself rather than raising Http404, which DEBUG would answer with Django's
+    technical page (every URL pattern of the service)."""
+    return page_not_found(request, Http404(message))
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500 (used when DEBUG is false)."""
     if _is_api_path(request):

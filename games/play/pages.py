@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from briscola_service import throttling
-from briscola_service.exceptions import page_not_found
+from briscola_service.exceptions import not_found_page
 from games.errors import MatchNotFoundError
 from games.matches import selectors
 from games.play.forms import SignInForm, SignUpForm
@@ -136,20 +136,13 @@ def _existing_match(match_id: uuid.UUID) -> Any:
         return None
 
 
-def not_found(request: HttpRequest, message: str) -> HttpResponse:
-    """The site's 404 page (templates/404.html, status 404), whatever DEBUG is: a page
-    answers it itself rather than raising Http404, which DEBUG would answer with Django's
-    technical page (every URL pattern of the service)."""
-    return page_not_found(request, Http404(message))
-
-
 @require_GET
 @login_required
 def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
     # Whether the viewer may see the match is the API's to say (the table asks it); only
     # an id that names no match at all is answered here, with a 404 page.
     if _existing_match(match_id) is None:
-        return not_found(request, _("No such match."))
+        return not_found_page(request, _("No such match."))
     return render(
         request,
         "games/play/table.html",
@@ -175,10 +168,10 @@ def match_replay_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse
     if match is None or not selectors.match_visible_to(
         match, selectors.match_seats(match), request.user
     ):
-        return not_found(request, _("No such match."))
+        return not_found_page(request, _("No such match."))
     first = match.deals.order_by("number").values_list("pk", flat=True).first()
     if first is None:
-        return not_found(request, _("No deal of this match has been dealt."))
+        return not_found_page(request, _("No deal of this match has been dealt."))
     return redirect("replay-page", deal_id=first)
 
 

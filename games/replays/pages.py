@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render, resolve_url
 from django.urls import path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from briscola_service.exceptions import page_not_found
+from briscola_service.exceptions import not_found_page
 from games.errors import DealNotFoundError
 from games.matches import selectors
 from games.models import DealStatus
@@ -73,13 +73,13 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     except DealNotFoundError:
         if not user.is_authenticated:
             return redirect_to_login(request.get_full_path())
-        return page_not_found(request, Http404(_("No such deal.")))
+        return not_found_page(request, _("No such deal."))
     match = deal.match
     if not user.is_authenticated and not (match.public and deal.is_over):
         return redirect_to_login(request.get_full_path())
     seats = selectors.match_seats(match)
     if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
-        return page_not_found(request, Http404(_("No such deal.")))
+        return not_found_page(request, _("No such deal."))
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
     # What the page offers is what the API allows (games/replays/selectors.py): every
     # seat and the record once the deal is over; before that, to an administrator who
