@@ -102,7 +102,13 @@ class HttpStream:
 
     def __init__(self, url: str, client: Client, **headers: str) -> None:
         self.events: queue.Queue[tuple[float, dict[str, Any]] | None] = queue.Queue()
-        self.response = client.session.get(
+        # A session of the stream's own, with the client's credentials: the connection the
+        # stream ends by shutting down (close) must never go back to the client's pool,
+        # where its next request took it and failed ("Connection aborted").
+        self.session = requests.Session()
+        self.session.headers.update(client.session.headers)
+        self.session.cookies.update(client.session.cookies)
+        self.response = self.session.get(
             url, headers={"Accept": "text/event-stream", **headers}, stream=True, timeout=(5, 120)
         )
         assert self.response.status_code == 200, self.response.text
@@ -133,7 +139,9 @@ class HttpStream:
         # The reader thread waits in a read (the next heartbeat is a minute away) holding
         # the buffer's lock that close() takes: end that read first, from the socket.
         self.response.raw.connection.sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=10)
         self.response.close()
+        self.session.close()
 
 
 @pytest.fixture(scope="module")
