@@ -454,6 +454,13 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# --- Play pages (games/play) --------------------------------------------------------------
+
+# How long a trick just taken stays on the table, its winner marked, before the next card
+# led is drawn (unless the person plays first); also how long a deal's last trick shows
+# before the deal's end covers it. The browser tests that only play deals through shorten it.
+PLAY_TRICK_HOLD_SECONDS = env.float("PLAY_TRICK_HOLD_SECONDS", default=1.5)
+
 # --- API ---------------------------------------------------------------------------------
 
 # Bodies above this size get a JSON 413 `request_too_large` (RequestBodyLimitMiddleware);

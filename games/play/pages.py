@@ -154,6 +154,7 @@ def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
             # The stream's heartbeat, how long it may be silent (live.js, its watchdog); a
             # string, so that no locale writes it "15,0".
             "heartbeat_seconds": str(settings.LIVE_HEARTBEAT_SECONDS),
+            "trick_hold_ms": str(round(settings.PLAY_TRICK_HOLD_SECONDS * 1000)),
         },
     )
 

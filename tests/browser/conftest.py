@@ -181,6 +181,15 @@ def boxes_outside_viewport(page: Any, selector: str) -> list[Any]:
     )
 
 
+@pytest.fixture
+def quick_tricks(settings: Any) -> None:
+    """A trick taken stays in view 0.2 s instead of 1.5 s (PLAY_TRICK_HOLD_SECONDS), for the
+    tests that play whole deals through and look at something else than that pause: a
+    deal's 20 tricks held 1.5 s each are half a minute of waiting a deal. The tests of the
+    pause itself (tests/browser/test_play_table_flow.py, test_table_audit.py) keep 1.5 s."""
+    settings.PLAY_TRICK_HOLD_SECONDS = 0.2
+
+
 @pytest.fixture(autouse=True)
 def _streams_reconnect_at_once(settings: Any) -> None:
     """``live_server`` serves WSGI, where a stream answers the events owed and ends (see

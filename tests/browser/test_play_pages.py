@@ -153,6 +153,7 @@ def play_match_by_clicking(
     raise AssertionError("the match did not end")
 
 
+@pytest.mark.usefixtures("quick_tricks")
 def test_first_to_2_against_the_random_bot_played_by_clicking(
     chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
 ) -> None:
@@ -210,6 +211,7 @@ def test_first_to_2_against_the_random_bot_played_by_clicking(
     context.close()
 
 
+@pytest.mark.usefixtures("quick_tricks")
 def test_four_players_with_three_bots_on_a_phone(
     chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
 ) -> None:
@@ -246,6 +248,7 @@ def test_four_players_with_three_bots_on_a_phone(
     context.close()
 
 
+@pytest.mark.usefixtures("quick_tricks")
 def test_two_people_play_each_other_in_two_browsers(
     chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
 ) -> None:
@@ -271,8 +274,8 @@ def test_two_people_play_each_other_in_two_browsers(
     shots(b, "bob-start")
 
     pages = {"alice": a, "bob": b}
-    # Each trick taken holds the next lead back 1.5 s (the hand waits for it): a deal takes
-    # up to half a minute of those, whatever the machine.
+    # Each trick taken holds the next lead back (0.2 s here, quick_tricks; the hand waits
+    # for it).
     until = time.monotonic() + 120
     while time.monotonic() < until:
         states = {n: p.get_attribute("#play", "data-state") for n, p in pages.items()}
@@ -307,6 +310,7 @@ def test_two_people_play_each_other_in_two_browsers(
     bob_ctx.close()
 
 
+@pytest.mark.usefixtures("quick_tricks")
 def test_keyboard_only_deal(
     chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
 ) -> None:
@@ -348,6 +352,7 @@ def test_keyboard_only_deal(
     context.close()
 
 
+@pytest.mark.usefixtures("quick_tricks")
 def test_every_page_passes_axe_in_english_and_italian(
     chromium: Any, live_server: Any, people: Callable[..., User], shots: Any
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 
 from accounts.models import User
 from games.matches.services import SeatSpec, match_create
@@ -84,6 +84,11 @@ def test_the_table_is_a_shell_the_api_fills(user_factory: Callable[..., User]) -
     assert f'data-api="/api/v1/matches/{match.pk}"' in page
     # The stream route exists: the table waits on it (and polls if it fails).
     assert f'data-stream="/api/v1/matches/{match.pk}/stream"' in page
+    # How long a trick taken stays in view, in milliseconds (PLAY_TRICK_HOLD_SECONDS).
+    assert 'data-trick-hold-ms="1500"' in page
+    with override_settings(PLAY_TRICK_HOLD_SECONDS=0.25):
+        page = client.get(f"/play/{match.pk}/").content.decode()
+    assert 'data-trick-hold-ms="250"' in page
     unknown = "00000000-0000-4000-8000-000000000000"
     assert client.get(f"/api/v1/matches/{unknown}").status_code == 404
     missing = client.get(f"/play/{unknown}/")

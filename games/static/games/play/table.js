@@ -10,8 +10,11 @@ const $ = (id) => document.getElementById(id);
 const RECORD_TIMEOUT_MS = 5000; // how long a deal's end waits for the deal's record
 // How long a trick just taken stays in view, its winner marked, when the next card is led
 // at once (a bot that wins a trick leads the next one straight away), unless the person
-// plays first; and how long a deal's last trick shows before the deal's end covers it.
-const HOLD_MS = 1500;
+// plays first; and how long a deal's last trick shows before the deal's end covers it
+// (the server's PLAY_TRICK_HOLD_SECONDS, 1.5 s unless set otherwise).
+const HOLD_MS = root.dataset.trickHoldMs && Number.isFinite(Number(root.dataset.trickHoldMs))
+  ? Math.max(0, Number(root.dataset.trickHoldMs))
+  : 1500;
 
 let detail = null; // the latest match detail
 let shownDeal = null; // the id of the deal the table shows
