@@ -356,5 +356,5 @@ class DealRecordApi(DealAddressedApi):
         responses={200: DealRecordOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: str) -> Response:
-        deal = selectors.deal_get(deal_id=deal_id)
+        deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         return Response(selectors.deal_record_for_user(deal=deal, user=request.user))

@@ -71,16 +71,31 @@ def match_get(*, match_id: Any, for_update: bool = False) -> Match:
         raise MatchNotFoundError() from None
 
 
-def deal_get(*, deal_id: Any) -> Deal:
+def deal_get(*, deal_id: Any, viewer: Any = None) -> Deal:
     """The deal, or DealNotFoundError; ``deal_id`` as a URL gives it (any text: ``abc`` or
-    ``-1`` names no deal, as a number of no deal does)."""
+    ``-1`` names no deal, as a number of no deal does).
+
+    With a ``viewer`` (a user, or Django's anonymous one), a deal that viewer may not see at
+    all is not found either, and found so in the same single query as a missing id: deal
+    ids are sequential, and a private deal must not be told from a missing one by its
+    answer, nor by the time the answer takes (reading the match's seats to find out, one
+    more query, took longer). "At all": a public match's, a staff member's, or one where the
+    viewer holds a seat (joined or invited); what of the deal each viewer then sees is the
+    callers' to say, and their checks stay (this one only cuts the hopeless reads short)."""
     text = str(deal_id)
     if not (text.isascii() and text.isdigit() and len(text) <= 18):
         raise DealNotFoundError()
-    try:
-        return Deal.objects.select_related("match").get(id=int(text))
-    except Deal.DoesNotExist:
-        raise DealNotFoundError() from None
+    deals = Deal.objects.select_related("match").filter(id=int(text))
+    if viewer is not None and not is_admin(viewer):
+        if viewer.is_authenticated:
+            seated = Seat.objects.filter(match=OuterRef("match"), user=viewer.pk)
+            deals = deals.filter(Q(match__public=True) | Exists(seated))
+        else:
+            deals = deals.filter(match__public=True)
+    found = deals.first()
+    if found is None:
+        raise DealNotFoundError()
+    return found
 
 
 def match_seats(match: Match) -> list[Seat]:

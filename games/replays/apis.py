@@ -113,7 +113,7 @@ class DealReplayApi(DealAddressedApi):
     def get(self, request: Request, deal_id: str) -> Response:
         query = ReplayQuery(data=query_params(request))
         query.is_valid(raise_exception=True)
-        deal = selectors.deal_get(deal_id=deal_id)
+        deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         return Response(
             replays.deal_replay_for_user(
                 deal=deal,
@@ -140,7 +140,7 @@ class DealVerifyApi(DealAddressedApi):
         responses={200: VerifyOutput, **READ_ERRORS},
     )
     def get(self, request: Request, deal_id: str) -> Response:
-        deal = selectors.deal_get(deal_id=deal_id)
+        deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         return Response(replays.deal_verify_for_user(deal=deal, user=request.user))
 
 
@@ -151,7 +151,7 @@ def _text(text: str, filename: str) -> HttpResponse:
 
 
 def _deal_text(request: Request, deal_id: str) -> HttpResponse:
-    deal = selectors.deal_get(deal_id=deal_id)
+    deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
     record = replays.deal_export_for_user(deal=deal, user=request.user)
     return _text(replays.deal_export_text(deal=deal, record=record), f"deal-{deal.pk}.txt")
 
@@ -199,7 +199,7 @@ class DealExportApi(DealAddressedApi):
         query.is_valid(raise_exception=True)
         if query.validated_data["format"] == "text":
             return _deal_text(request, deal_id)
-        deal = selectors.deal_get(deal_id=deal_id)
+        deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         record = replays.deal_export_for_user(deal=deal, user=request.user)
         return Response(record.to_dict())
 

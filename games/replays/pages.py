@@ -69,7 +69,7 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     # Http404 would show Django's technical page under DEBUG).
     user = request.user
     try:
-        deal = selectors.deal_get(deal_id=deal_id)
+        deal = selectors.deal_get(deal_id=deal_id, viewer=user)
     except DealNotFoundError:
         if not user.is_authenticated:
             return redirect_to_login(request.get_full_path())

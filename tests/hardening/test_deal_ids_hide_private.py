@@ -5,7 +5,8 @@ endpoint (the record, the replay, the verification, both exports) and the replay
 a stranger and an anonymous visitor exactly the answer (status, code, message, details,
 headers that matter) that a deal id naming no deal gives them: nobody can count the deals,
 nor learn which are private. (A signed-in stranger: 404 ``deal_not_found``; an anonymous
-visitor: 401 ``not_authenticated``, the replay page a redirect to sign in.)
+visitor: 401 ``not_authenticated``, the replay page a redirect to sign in.) Nor by the
+time the answer takes: both run the same database queries (one, for the deal).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.db.models import Max
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from accounts.models import User
@@ -136,3 +139,36 @@ def test_the_replay_page_of_a_private_deal_is_that_of_an_absent_one(
         deal_id = private_deals[kind]
         hidden = client.get(f"/replay/{deal_id}/")
         assert _answer(hidden, deal_id) == _answer(absent, absent_id), kind
+
+
+def _queries(client: Any, url: str, deal_id: int) -> list[str]:
+    """The SQL a GET of ``url`` runs, the deal's id and the time (a session's expiry is
+    compared with now) in it set aside."""
+    with CaptureQueriesContext(connection) as queries:
+        client.get(url)
+    asked = rf'("games_deal"\."id" = ){deal_id}\b'
+    now = r"'\d{4}-\d\d-\d\d[ T][^']*'"
+    return [
+        re.sub(now, "<now>", re.sub(asked, r"\1<id>", q["sql"])) for q in queries.captured_queries
+    ]
+
+
+@pytest.mark.parametrize("viewer", ["stranger", "anonymous"])
+def test_a_private_deal_costs_the_queries_of_an_absent_one(
+    private_deals: dict[str, Any], auth_client: Callable[[User], APIClient], viewer: str
+) -> None:
+    """Timing: a private deal's answer must not take longer than an absent id's (reading
+    the match's seats to refuse it was one more query than a missing id's). The same
+    queries, to the letter but for the id, on every endpoint and the replay page."""
+    client = _api_client(viewer, private_deals["stranger"], auth_client)
+    page = Client()
+    if viewer == "stranger":
+        page.force_login(private_deals["stranger"])
+    absent_id = private_deals["absent"]
+    for endpoint in [*ENDPOINTS, "/replay/{id}/"]:
+        who = page if endpoint.startswith("/replay/") else client
+        absent = _queries(who, endpoint.format(id=absent_id), absent_id)
+        assert any("<id>" in sql for sql in absent), (endpoint, absent)
+        for kind in ("finished", "live"):
+            deal_id = private_deals[kind]
+            assert _queries(who, endpoint.format(id=deal_id), deal_id) == absent, (endpoint, kind)
