@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         "duel",
         help="play duplicate deals between two levels and report A's score",
         description="Play N deals between levels A and B: N/2 decks, each played twice with "
-        "the sides swapped (duplicate), and report A's score with a 95%% confidence "
+        "the sides swapped (duplicate), and report A's score with a 95% confidence "
         "interval computed over the pairs, the point margin and the think times.",
     )
     play.add_argument("--a", metavar="LEVEL", help=f"level A: {levels}")

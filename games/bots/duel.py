@@ -39,6 +39,8 @@ from games.rules import Card, Deal, seat_view, shuffled_deck, team_of
 from . import DEFAULT_BUDGET_MS, LEVELS, UnknownBotLevelError, choose_card
 
 Z_95 = 1.96
+SCORE_BOUNDS = (0.0, 1.0)
+"""A score is a share of deals won: its interval's ends stay within 0 and 1."""
 """The normal quantile of a two-sided 95% interval."""
 
 ProgressCallback = Callable[[int, int], None]
@@ -225,14 +227,17 @@ class Interval:
     mean: float
     half_width: float
     """NaN when there is a single pair (no spread to estimate)."""
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+    """What the value can be: the interval's ends are kept inside (a score's 0 to 1; with
+    few pairs ``mean ± half_width`` can pass them)."""
 
     @property
     def low(self) -> float:
-        return self.mean - self.half_width
+        return max(self.bounds[0], self.mean - self.half_width)
 
     @property
     def high(self) -> float:
-        return self.mean + self.half_width
+        return min(self.bounds[1], self.mean + self.half_width)
 
     def to_dict(self) -> dict[str, float | None]:
         finite = math.isfinite(self.half_width)
@@ -244,15 +249,17 @@ class Interval:
         }
 
 
-def mean_interval(values: Sequence[float]) -> Interval:
-    """``mean ± 1.96 · sd / √n`` (sample standard deviation)."""
+def mean_interval(
+    values: Sequence[float], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> Interval:
+    """``mean ± 1.96 · sd / √n`` (sample standard deviation), its ends within ``bounds``."""
     if not values:
         raise DuelError("no values")
     mean = math.fsum(values) / len(values)
     if len(values) < 2:
-        return Interval(mean, math.nan)
+        return Interval(mean, math.nan, bounds)
     sd = statistics.stdev(values)
-    return Interval(mean, Z_95 * sd / math.sqrt(len(values)))
+    return Interval(mean, Z_95 * sd / math.sqrt(len(values)), bounds)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -422,7 +429,7 @@ def summarize(
         wins=sum(1 for r in deal_results if r == 1.0),
         draws=sum(1 for r in deal_results if r == 0.5),
         losses=sum(1 for r in deal_results if r == 0.0),
-        score=mean_interval([p.score for p in pairs]),
+        score=mean_interval([p.score for p in pairs], SCORE_BOUNDS),
         margin=mean_interval([p.margin for p in pairs]),
         think=think,
         workers=workers,
@@ -609,7 +616,7 @@ class RoundRobin:
                 return d.score
             if (d.a, d.b) == (b, a):
                 s = d.score
-                return Interval(1.0 - s.mean, s.half_width)
+                return Interval(1.0 - s.mean, s.half_width, SCORE_BOUNDS)
         raise KeyError((a, b))
 
     def ladder(self) -> list[tuple[str, float, float]]:

@@ -156,7 +156,10 @@ def test_summarize_counts_deals_and_scores_pairs():
     assert (s.wins, s.draws, s.losses) == (3, 1, 2)
     assert s.deals == 6 and s.pairs == 3
     assert s.score.mean == pytest.approx((3 + 0.5) / 6)
-    assert s.score == mean_interval([1.0, 0.25, 0.5])
+    assert s.score == mean_interval([1.0, 0.25, 0.5], (0.0, 1.0))
+    # A score's interval stays within 0 and 1 (with 3 pairs, mean ± half-width passes 1).
+    assert s.score.mean + s.score.half_width > 1.0
+    assert s.score.high == 1.0 and s.score.low == s.score.mean - s.score.half_width
     assert s.margin == mean_interval([21.0, -10.0, 3.0])
     assert [p.index for p in s.pairs_results] == [0, 1, 2]
     assert s.think_of("a").moves == 6 and s.think_of("b").moves == 3
