@@ -110,10 +110,18 @@ function role(seat) {
 
 // --- drawing -----------------------------------------------------------------------------
 
+// The seat to play in what the table shows: while a trick taken is held in view (its
+// winner's next lead, or more, waiting to be drawn), its winner, who leads next.
+function shownTurn(deal) {
+  if (!deal) return null;
+  return held ? held.winner : deal.turn;
+}
+
 function seatBadge(seat, deal) {
   const el = document.createElement("div");
   const team = seat % 2 === myTeam() ? "us" : "them";
-  el.className = "seat-badge " + team + (deal && deal.turn === seat ? " turn" : "");
+  const toPlay = deal && shownTurn(deal) === seat;
+  el.className = "seat-badge " + team + (toPlay ? " turn" : "");
   el.dataset.seat = seat;
   const name = document.createElement("span");
   name.className = "name";
@@ -146,7 +154,7 @@ function seatBadge(seat, deal) {
     }
     el.appendChild(backs);
   }
-  if (deal && deal.turn === seat) {
+  if (toPlay) {
     const arrow = document.createElement("span");
     arrow.className = "turn-mark";
     arrow.textContent = T.to_play;
