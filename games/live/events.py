@@ -13,12 +13,16 @@ dealt, cards played in the last deal, rating changes, clock events) grows with e
 greater id. Every deal but the last has all 40 cards played, so the position counts
 every card of the match.
 
-Resume. Within the current deal every earlier version is the latest snapshot with fewer
-cards (the log only grows, and nothing else in a detail changes while a deal is played),
-so a stream can rebuild each event after any id of the current deal, exactly, from one
-snapshot (:func:`events_after`). From further back (a client away since an earlier deal,
-or several writes across a deal's end read at once), one event of type ``match``
-carries the whole detail instead: never a gap.
+Resume. Within the current deal every earlier version differs from the latest snapshot
+by its cards and its clock (whose turn, the deadline): the cards can be cut back, the clock
+cannot. So a stream rebuilds each event after an id of the current deal from the
+snapshots the writes kept of those versions (the match's start and each move keep theirs:
+games.matches.snapshots), found under the clock events there were then
+(:func:`events_after`); every event sent is a state the match was in. When one is not kept
+(evicted, expired, the cache down), or from further back (a client away since an earlier
+deal, or several writes across a deal's end read at once), one event of type ``match``
+carries the whole detail instead (or, on a live stream, one event from what it sent
+last): never a gap, never a state made up.
 """
 
 from __future__ import annotations
@@ -179,14 +183,15 @@ def _move(before: MatchSnapshot, after: MatchSnapshot) -> JSON | None:
 
 def _at_moves(
     snapshot: MatchSnapshot, moves: int, seen: MatchSnapshot | None = None
-) -> MatchSnapshot:
+) -> MatchSnapshot | None:
     """``snapshot`` as it was when its (active) current deal had seen ``moves`` cards:
     ``snapshot`` itself for all its cards; ``seen`` (what the stream sent last, read at its
     version) when it is of that version; the snapshot the move kept of that version when
     the cache still has it (exact, its clock included: whose turn, the deadline); else
-    ``snapshot`` with its cards cut back (the cards exact; the clock fields as they are
-    now). The first two ask the cache nothing: a live stream's next event, built on the
-    event loop for every viewer, never waits for Redis."""
+    None: not known. (``snapshot`` with its cards cut back would show the cards of then
+    with the clock of now, ``to_move`` and the deadline, a state the match was never in.)
+    The first two ask the cache nothing: a live stream's next event, built on the event
+    loop for every viewer, never waits for Redis."""
     current = snapshot.current
     assert current is not None
     if moves == len(current.moves):
@@ -194,13 +199,7 @@ def _at_moves(
     cut = replace(snapshot, current=replace(current, moves=current.moves[:moves]))
     if seen is not None and seen.version == cut.version and seen.match_id == cut.match_id:
         return seen
-    return _kept_or(cut)
-
-
-def _kept_or(cut: MatchSnapshot) -> MatchSnapshot:
-    """The snapshot a write kept at ``cut``'s version, if the cache has it, else ``cut``."""
-    kept = snapshots.snapshot_get(cut.match_id, cut.version)
-    return kept if kept is not None else cut
+    return snapshots.snapshot_get(cut.match_id, cut.version)
 
 
 def events_after(
@@ -231,9 +230,13 @@ def events_after(
         first = after - base
         if 0 <= first < len(current.moves):
             steps = [_at_moves(snapshot, k, seen) for k in range(first, len(current.moves) + 1)]
-            return [match_event(b, user, before=a) for a, b in zip(steps, steps[1:], strict=False)]
-        if first == -2 and len(snapshot.deals) > 1:  # from the last card of the deal before
-            start = _at_moves(snapshot, 0)
+            if all(steps):
+                exact = [step for step in steps if step is not None]
+                return [
+                    match_event(b, user, before=a) for a, b in zip(exact, exact[1:], strict=False)
+                ]
+        start = _at_moves(snapshot, 0) if first == -2 and len(snapshot.deals) > 1 else None
+        if start is not None:  # from the last card of the deal before
             previous = (
                 snapshot.status,
                 seen.version[1] if seen else len(snapshot.seats),
@@ -253,10 +256,22 @@ def events_after(
     return [match_event(snapshot, user)]
 
 
+STEPS_EVENTS_MAX = 8
+"""A stream rebuilds the steps between two snapshots one card at a time only when at
+most this many clock events happened between them (each card's state is looked up under
+each count of events it may have been made at)."""
+
+
 def _steps_from(seen: MatchSnapshot, snapshot: MatchSnapshot) -> list[MatchSnapshot]:
     """``seen``, the versions between, and ``snapshot``: every card played in ``seen``'s
-    deal since, while it was being played (``seen`` with the cards ``snapshot`` shows), as
-    when the match ended with two cards read at once. Just the two, otherwise."""
+    deal since, while it was being played, as when the match ended with two cards read at
+    once, or a timeout and the timeout bot's card came together. Each step between is the
+    snapshot the move that made it kept (:mod:`games.matches.snapshots`), found under the
+    number of clock events there were then; every step sent is a state the match was in,
+    and its ``etag`` the one a GET answered then. (Made from ``seen`` with more cards, a
+    step of a timed match showed the old deadline and ``to_move`` with the new cards, and
+    a timeout one card late.) Just the two when a step is not kept (evicted, the cache
+    down) or the deals differ: one event then carries every change."""
     old, new = seen.current, snapshot.current
     if (
         seen.status != MatchStatus.ACTIVE
@@ -265,12 +280,22 @@ def _steps_from(seen: MatchSnapshot, snapshot: MatchSnapshot) -> list[MatchSnaps
         or old.abandoned
         or new.summary["id"] != old.summary["id"]
         or new.moves[: len(old.moves)] != old.moves
+        or not 0 <= snapshot.events - seen.events <= STEPS_EVENTS_MAX
     ):
         return [seen, snapshot]
-    between = [
-        _kept_or(replace(seen, current=replace(old, moves=new.moves[:k])))
-        for k in range(len(old.moves) + 1, len(new.moves))
-    ]
+    between = []
+    events = seen.events
+    for k in range(len(old.moves) + 1, len(new.moves)):
+        cut = replace(seen, current=replace(old, moves=new.moves[:k]))
+        found = None
+        for count in range(events, snapshot.events + 1):
+            found = snapshots.snapshot_get(seen.match_id, replace(cut, events=count).version)
+            if found is not None:
+                events = count
+                break
+        if found is None:
+            return [seen, snapshot]
+        between.append(found)
     return [seen, *between, snapshot]
 
 

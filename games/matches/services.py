@@ -257,6 +257,9 @@ def _start_if_full(match: Match) -> bool:
     match.started_at = timezone.now()
     match.save(update_fields=["status", "started_at"])
     _deal_start(match, rules_match=None)
+    # Kept like a move's (games.matches.snapshots): the first state of the match, which a
+    # stream resuming from it rebuilds its events from (games.live.events).
+    snapshots.snapshot_put_on_commit(selectors.match_snapshot(match=match))
     return True
 
 

@@ -7,19 +7,23 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
+from django.core.cache import caches
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import User
 from accounts.services import access_token_create, access_token_revoke, token_revoke
-from games.clocks.services import match_leave
+from games.clocks.services import TimeControl, match_leave, timeout_enforce
 from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
-from games.models import MatchStatus
+from games.models import MatchStatus, OnTimeout
+from tests.clocks.conftest import db_travel
 from tests.live.streams import (
     NDJSON,
     SSE,
@@ -623,6 +627,8 @@ def test_a_match_that_turns_private_closes_the_stranger_stream(
 def test_served_by_wsgi_a_stream_answers_what_is_owed_and_ends(
     user_factory: Callable[..., User], api_for: ApiFor, games: Any
 ) -> None:
+    """Resumed from the match's start, one event a card: each step is the snapshot its
+    write kept (the start's, each move's)."""
     alice, bob = user_factory(username="alice"), user_factory(username="bob")
     match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
     match_join(match_id=match.pk, user=bob)
@@ -636,6 +642,93 @@ def test_served_by_wsgi_a_stream_answers_what_is_owed_and_ends(
     assert [e["id"] for e in events] == [after + 1, after + 2, after + 3]
     rest = api_for(alice).get(f"/api/v1/matches/{match.pk}").json()
     assert timeless_detail(events[-1]["detail"]) == timeless_detail(rest)
+
+
+def test_a_resumption_whose_steps_are_not_kept_answers_the_match_from_scratch(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any
+) -> None:
+    """The snapshots the writes kept are gone (evicted, expired, the cache down): the
+    stream does not make the steps up (the cards of then with the clock of now, a state
+    the match was never in) but sends one ``match`` event, the detail a GET answers."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    match_join(match_id=match.pk, user=bob)
+    after = match_position(match.pk)
+    games.play(match, 3)
+    caches["default"].clear()
+    response = api_for(alice).get(f"{_path(match.pk)}?after={after}", HTTP_ACCEPT=SSE)
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    events = [e for block in text.split("\n\n") if (e := parse_sse(block))]
+    assert [(e["type"], e["id"]) for e in events] == [("match", after + 3)]
+    rest = api_for(alice).get(f"/api/v1/matches/{match.pk}")
+    assert timeless_detail(events[0]["detail"]) == timeless_detail(rest.json())
+    assert events[0]["etag"] == rest["ETag"]
+
+
+def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any, live: Any
+) -> None:
+    """A live stream that reads a timeout and two cards at once (the timeout bot's card for
+    the person, the bot's reply): one event a card, each the state the match was in then,
+    the timeout told with the card that followed it, ``to_move`` always the deal's turn,
+    the deadline the one each card set (the steps between are the snapshots the moves kept,
+    not the old state with the new cards)."""
+    alice = user_factory(username="alice")
+    match = match_create(
+        creator=alice,
+        players=2,
+        format="single",
+        seats=[SeatSpec("bot", "random")],
+        time_control=TimeControl(per_move_seconds=10, on_timeout=OnTimeout.BOT),
+    )
+    api = api_for(alice)
+    # Alice to lead (both have played: a timeout before a person's first card aborts).
+    while (state := games.state(match)).ply < 2 or state.turn != 0 or state.table:
+        games.play(match, 1)  # alice's cards; the bot replies in process
+
+    def time_out_then_tell() -> None:
+        """The timeout and the bot's reply (in process, once the timeout bot's card is
+        committed) before the stream hears of either: it reads both cards at once."""
+        held: list[tuple[str, Any]] = []
+        with mock.patch.object(live, "publish", lambda key, message: held.append((key, message))):
+            db_travel(match.pk, 11)
+            assert timeout_enforce(match_id=match.pk) is not None
+            until = time.monotonic() + 10
+            while games.state(match).turn != 0 and time.monotonic() < until:
+                time.sleep(0.02)  # the bot's reply, queued once the timeout bot's card is in
+        assert games.state(match).turn == 0 and len(held) >= 2
+        live.publish(*held[-1])
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(_path(match.pk), alice)
+        first = await stream.next()
+        assert first is not None and first["type"] == "match"
+        await in_test_thread(time_out_then_tell)()
+        events = await stream.until(await in_test_thread(match_position)(match.pk))
+        await stream.close()
+        return [first, *events]
+
+    before = games.state(match).ply
+    first, *events = run(scenario)
+    cards = games.state(match).ply - before
+    assert cards >= 2  # the timeout bot's card, the bot's (a trick it takes: and its lead)
+    assert [e["type"] for e in events] == ["card_played"] * cards, events
+    timed_out, *replies = events
+    assert timed_out["changes"] == ["match_event", "card_played"]
+    assert timed_out["move"]["seat"] == 0 and {e["move"]["seat"] for e in replies} == {1}
+    assert all(e["changes"] == ["card_played"] for e in replies)
+    for event in events:
+        detail = event["detail"]
+        assert detail["to_move"] == detail["current_deal"]["turn"], event
+        # A person's turn has a deadline, a bot's none (the old state showed alice's).
+        assert (detail["deadline"] is None) == (detail["to_move"] == 1), event
+    reply = events[-1]
+    assert reply["detail"]["to_move"] == 0
+    assert reply["detail"]["deadline"] > first["detail"]["deadline"]
+    rest = api.get(f"/api/v1/matches/{match.pk}")
+    assert timeless_detail(reply["detail"]) == timeless_detail(rest.json())
+    assert reply["etag"] == rest["ETag"]
 
 
 def test_a_settled_match_resumed_after_its_last_event_answers_204(
