@@ -45,6 +45,11 @@ class TokenAuthentication(authentication.TokenAuthentication):
     a 500. A service bot's token (one an admin made by hand) is refused like a revoked one:
     those bots play through the service's workers only (see accounts.backends)."""
 
+    def authenticate_header(self, request: Any) -> str:
+        """A 401's ``WWW-Authenticate``: the scheme the documentation teaches (RFC 6750);
+        ``Token`` is accepted too."""
+        return 'Bearer realm="api"'
+
     def authenticate(self, request: Any) -> Any:
         """Failed token authentications are counted per client IP (scope ``auth_failure``);
         an address over the limit gets 429 before its token is looked up."""

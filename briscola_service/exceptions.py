@@ -227,6 +227,34 @@ def _unknown_format(context: dict[str, Any]) -> Response | None:
     return Response(error_body("not_acceptable", message + ".", details), status=406)
 
 
+def _unsupported_media_type(context: dict[str, Any]) -> Response:
+    """415 with what to send instead (DRF's message, 'Unsupported media type "" in
+    request.', left a client without a Content-Type guessing)."""
+    set_rollback()
+    request = context.get("request")
+    content_type = getattr(request, "content_type", "") or ""
+    sent = content_type.split(";", 1)[0].strip()[:100]
+    message = 'A request body is JSON: send it with "Content-Type: application/json"'
+    message += f' (this one was "{sent}").' if sent else " (this one had no Content-Type)."
+    details = {"media_type": sent or None, "accepted": ["application/json"]}
+    return Response(error_body("unsupported_media_type", message, details), status=415)
+
+
+def _foreign_scheme(context: dict[str, Any]) -> exceptions.NotAuthenticated | None:
+    """``not_authenticated`` that says why when credentials came in a scheme the API does
+    not read (``Authorization: Basic ...``): DRF's "credentials were not provided" read as
+    if the header had been lost on the way."""
+    request = context.get("request")
+    header = getattr(request, "META", {}).get("HTTP_AUTHORIZATION", "")
+    scheme = header.split(None, 1)[0] if header.strip() else ""
+    if not scheme or scheme.lower() in ("token", "bearer"):
+        return None
+    return exceptions.NotAuthenticated(
+        f"The Authorization scheme {scheme[:20]!r} is not one this API reads: send "
+        "`Authorization: Bearer <token>` (or sign in, for a browser's session)."
+    )
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER. Returns None (a 500) for exceptions it does not know."""
     if isinstance(exc, Http404):
@@ -243,6 +271,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             )
         else:
             exc = exceptions.ValidationError({"non_field_errors": _django_errors(exc.error_list)})
+
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return _unsupported_media_type(context)
+    if isinstance(exc, exceptions.NotAuthenticated):
+        told = _foreign_scheme(context)
+        if told is not None:
+            told.auth_header = getattr(exc, "auth_header", None)  # type: ignore[attr-defined]
+            exc = told
 
     if isinstance(exc, exceptions.APIException):
         set_rollback()

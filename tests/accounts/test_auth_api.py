@@ -105,7 +105,13 @@ def test_revoke_kills_the_old_token(api_client: APIClient) -> None:
 def test_me_requires_authentication(api_client: APIClient) -> None:
     response = api_client.get(ME)
     assert_error(response, 401, "not_authenticated")
-    assert response["WWW-Authenticate"] == "Token"
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+    # Credentials in a scheme the API does not read: said so, with the one to use.
+    response = api_client.get(ME, HTTP_AUTHORIZATION="Basic YWxpY2U6c2VjcmV0")
+    assert_error(response, 401, "not_authenticated")
+    message = response.json()["message"]
+    assert "'Basic'" in message and "Authorization: Bearer <token>" in message
+    assert "YWxp" not in message
 
 
 def test_revoke_requires_authentication(api_client: APIClient) -> None:

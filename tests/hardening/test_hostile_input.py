@@ -563,7 +563,7 @@ def test_malformed_tokens_get_401(
     else:
         response = client.post(url, {}, format="json", HTTP_AUTHORIZATION=header)
     assert_clean_error(response, 401, code)
-    assert response["WWW-Authenticate"] == "Token"
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
 
 
 def test_json_depth_limit_counts_only_nesting() -> None:

@@ -60,6 +60,17 @@ def test_a_form_body_is_415_on_every_write(player: Callable[..., Player], url: s
     assert_error_shape(response, 415, "unsupported_media_type")
     response = alice.client.post(url, "players=2", content_type="application/x-www-form-urlencoded")
     assert_error_shape(response, 415, "unsupported_media_type")
+    # What to send instead, and what was sent (no Content-Type at all, too).
+    error = response.json()
+    assert "Content-Type: application/json" in error["message"]
+    assert error["details"] == {
+        "media_type": "application/x-www-form-urlencoded",
+        "accepted": ["application/json"],
+    }
+    response = alice.client.generic("POST", url, b'{"players": 2}', content_type="")
+    assert_error_shape(response, 415, "unsupported_media_type")
+    assert "no Content-Type" in response.json()["message"]
+    assert response.json()["details"]["media_type"] is None
 
 
 @pytest.mark.django_db
