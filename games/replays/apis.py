@@ -280,8 +280,9 @@ class RecordCheckApi(APIView):
         description=(
             "The body is a `briscola-deal/1` record (or the body of `GET /deals/{id}`, "
             "whose `record` is used), at most 64 kB. Answers the replay (tricks, draws, "
-            "points, winner, complete) with its `steps`, and `verify` when the record "
-            "carries a seed and a commitment. A bad record: 400 `invalid_record` with "
+            "points, winner, complete) with its `steps`, and `verify`: every check when the "
+            "record carries a seed and a commitment, else the `result` check when it "
+            "carries a result. A bad record: 400 `invalid_record` with "
             "`details.where` (e.g. `moves[12]`)."
         ),
         request={"application/json": OpenApiTypes.OBJECT},

@@ -235,9 +235,11 @@ def deal_verify_for_user(*, deal: Deal, user: User) -> JSON:
 
 
 def record_check(*, data: Any) -> JSON:
-    """Replay a record someone sends: the replay, its steps, and, when the record carries
-    a seed and a commitment, the verification. Raises ``RecordError`` (invalid_record,
-    ``details.where``) for a record that cannot be read or replayed."""
+    """Replay a record someone sends: the replay, its steps, and ``verify``: every check
+    when the record carries a seed and a commitment; without them, when it carries a
+    result, whether the replay gives that result (it was answered with the replay's
+    points and no word that the record's own said otherwise). Raises ``RecordError``
+    (invalid_record, ``details.where``) for a record that cannot be read or replayed."""
     if isinstance(data, dict) and "record" in data and "format" not in data:
         data = data["record"]  # the body of GET /deals/{id}, pasted whole
     record = rules.DealRecord.from_dict(data)
@@ -249,8 +251,9 @@ def record_check(*, data: Any) -> JSON:
     }
     if isinstance(data, dict) and data.get("seed") is not None and data.get("commitment"):
         checks = rules.verify_record(data)
-        result["verify"] = {
-            "ok": all(c.ok for c in checks),
-            "checks": [c.to_dict() for c in checks],
-        }
+    elif record.result is not None:
+        checks = [rules.result_check(record.result, replay)]
+    else:
+        return result
+    result["verify"] = {"ok": all(c.ok for c in checks), "checks": [c.to_dict() for c in checks]}
     return result

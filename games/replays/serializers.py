@@ -137,5 +137,10 @@ class RecordCheckOutput(serializers.Serializer):  # type: ignore[type-arg]
     moves = serializers.IntegerField(help_text="Moves in the record.")
     steps = steps_field()
     verify = RecordVerifyOutput(
-        required=False, help_text="When the record carries a seed and a commitment."
+        required=False,
+        help_text=(
+            "Every check (commitment, deck, moves, result) when the record carries a seed "
+            "and a commitment; else, when it carries a result, the `result` check alone "
+            "(the replay gives the recorded points and winner); absent otherwise."
+        ),
     )

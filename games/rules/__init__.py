@@ -39,6 +39,7 @@ from .records import (
     Replay,
     record_text,
     replay_record,
+    result_check,
     verify_record,
 )
 from .shuffle import (
@@ -100,6 +101,7 @@ __all__ = [
     "record_text",
     "replay_moves",
     "replay_record",
+    "result_check",
     "seat_view",
     "seed_commitment",
     "shuffled_deck",

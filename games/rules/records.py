@@ -329,24 +329,25 @@ def verify_record(data: Any) -> list[Check]:
         state = "the deal is complete" if replay.complete else "the deal stops before its end"
         checks.append(Check("moves", True, f"{n} moves replay legally; {state}"))
 
-    result = record.result
-    if result is None:
-        checks.append(Check("result", False, "the record has no result to compare"))
-    elif replay is None:
-        checks.append(Check("result", False, "the moves do not replay, so no result to compare"))
-    else:
-        points = (replay.deal.points[0], replay.deal.points[1])
-        winner = replay.deal.winner
-        same = points == result.points and winner == result.winner
-        checks.append(
-            Check(
-                "result",
-                same,
-                f"the replay gives points {points[0]}-{points[1]}, winner {_team(winner)}; "
-                f"recorded {result.points[0]}-{result.points[1]}, winner {_team(result.winner)}",
-            )
-        )
+    checks.append(result_check(record.result, replay))
     return checks
+
+
+def result_check(result: RecordResult | None, replay: Replay | None) -> Check:
+    """The ``result`` check: the replay gives the recorded points and winner."""
+    if result is None:
+        return Check("result", False, "the record has no result to compare")
+    if replay is None:
+        return Check("result", False, "the moves do not replay, so no result to compare")
+    points = (replay.deal.points[0], replay.deal.points[1])
+    winner = replay.deal.winner
+    same = points == result.points and winner == result.winner
+    return Check(
+        "result",
+        same,
+        f"the replay gives points {points[0]}-{points[1]}, winner {_team(winner)}; "
+        f"recorded {result.points[0]}-{result.points[1]}, winner {_team(result.winner)}",
+    )
 
 
 def _team(team: int | None) -> str:

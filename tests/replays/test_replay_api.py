@@ -302,6 +302,16 @@ def test_record_check_errors(table: Callable[..., Any], games: Any) -> None:
     wrong = {**record, "result": {"points": [60, 60], "winner": None}}
     body = client.post("/api/v1/records/check", wrong, format="json").json()
     assert body["verify"]["ok"] is False
+    # Without its seed and commitment, a record's result is still compared with the replay.
+    unseeded = {k: v for k, v in wrong.items() if k not in ("seed", "commitment")}
+    body = client.post("/api/v1/records/check", unseeded, format="json").json()
+    assert body["points"] == record["result"]["points"]
+    assert body["verify"]["ok"] is False
+    assert [(c["name"], c["ok"]) for c in body["verify"]["checks"]] == [("result", False)]
+    right = {k: v for k, v in record.items() if k not in ("seed", "commitment")}
+    body = client.post("/api/v1/records/check", right, format="json").json()
+    assert body["verify"] == {"ok": True, "checks": [{**body["verify"]["checks"][0], "ok": True}]}
+    assert body["verify"]["checks"][0]["name"] == "result"
 
 
 @pytest.mark.django_db
