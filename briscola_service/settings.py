@@ -282,8 +282,10 @@ LIVE_HEARTBEAT_SECONDS = env.float("LIVE_HEARTBEAT_SECONDS", default=15.0)
 # A stream looks at its credentials again (a revoked token, a signed-out session) when the
 # account's change, and at least this often besides, in case that message was lost.
 LIVE_CREDENTIALS_SECONDS = env.float("LIVE_CREDENTIALS_SECONDS", default=60.0)
-# Open streams per account (per web process); one more answers 429 too_many_streams.
-LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=16)
+# Open streams per account (per web process); one more answers 429 too_many_streams. Room
+# for a stream of each of the account's active matches (MATCH_ACTIVE_LIMIT, 20), its
+# account streams and the overlap of reconnections: a bot can follow all it may play.
+LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=32)
 # Open streams in all (per web process, ~90 KiB each); one more answers 503 streams_full.
 LIVE_MAX_STREAMS = env.int("LIVE_MAX_STREAMS", default=4000)
 # The Retry-After (seconds) of a refused stream (429 too_many_streams, 503 streams_full).

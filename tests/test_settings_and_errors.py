@@ -436,3 +436,10 @@ def test_an_id_that_cannot_be_one_is_not_found_with_the_resources_code(
     # Authentication still comes first.
     response = APIClient().delete("/api/v1/auth/tokens/abc")
     assert response.status_code == 401
+
+
+def test_an_account_may_stream_every_match_it_may_play() -> None:
+    """A bot with as many active matches as it may have (MATCH_ACTIVE_LIMIT) can follow each
+    on a stream, with its account stream and a reconnection's overlap besides (the limit
+    of streams was 16 where an account could play 20 matches)."""
+    assert settings.LIVE_MAX_STREAMS_PER_ACCOUNT >= settings.MATCH_ACTIVE_LIMIT + 2

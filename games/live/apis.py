@@ -275,8 +275,9 @@ class MatchStreamApi(_StreamApi):
             "`match_private`, 404 `match_not_found`, 406 for another `Accept`, 400 "
             "`invalid_input` for a query parameter other than `after` (`unknown_field`), 429 "
             "`throttled` (an opening counts in the account's request rate, as any request), "
-            "429 `too_many_streams` (16 open streams per account), 503 `streams_full` (the "
-            "server's own cap on open streams); each with `Retry-After`."
+            "429 `too_many_streams` (`LIVE_MAX_STREAMS_PER_ACCOUNT` open streams per "
+            "account, 32 by default), 503 `streams_full` (the server's own cap on open "
+            "streams); each with `Retry-After`."
         ),
         parameters=_RESUME,
         responses={**_stream_response(MatchStreamEvent), **_NOTHING_MORE, **_STREAM_ERRORS},
