@@ -236,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
         default="stream",
         help="learn of changes from the match's live stream (default) or by polling",
     )
-    parser.add_argument("--poll-interval", type=float, default=0.2)
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        help="seconds between reads when polling, and before reconnecting a stream (default 1: "
+        "the API's request limit is per minute, and the stream is there for live play)",
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds, in all")
     args = parser.parse_args(argv)
     try:
