@@ -67,8 +67,9 @@ class MatchStreamUpdateSerializer(serializers.Serializer):  # type: ignore[type-
     )
     move = MatchStreamMoveSerializer(
         required=False,
-        help_text="The card played, when `changes` has `card_played`; absent when the stream "
-        "cannot tell one card (a resumption across a deal's end): read `detail`.",
+        help_text="The card played, when `changes` has `card_played`; absent when the event "
+        "carries more than one card (a resumption across a deal's end; states between that "
+        "were not kept any more, which a stream never makes up): read `detail`.",
     )
     detail = MatchDetailOutput(
         help_text="Your match detail after the change, as `GET /api/v1/matches/{id}` answers "
