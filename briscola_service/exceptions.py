@@ -246,12 +246,19 @@ def _foreign_scheme(context: dict[str, Any]) -> exceptions.NotAuthenticated | No
     if the header had been lost on the way."""
     request = context.get("request")
     header = getattr(request, "META", {}).get("HTTP_AUTHORIZATION", "")
-    scheme = header.split(None, 1)[0] if header.strip() else ""
-    if not scheme or scheme.lower() in ("token", "bearer"):
+    parts = header.split(None, 1)
+    if not parts or parts[0].lower() in ("token", "bearer"):
         return None
+    send = "send `Authorization: Bearer <token>` (or sign in, for a browser's session)."
+    scheme = parts[0]
+    # Only a scheme's name is repeated, never what could be a credential (a bare token
+    # sent without a scheme is one word, and is not echoed).
+    if len(parts) == 2 and scheme.isascii() and scheme.isalpha() and len(scheme) <= 20:
+        return exceptions.NotAuthenticated(
+            f"The Authorization scheme {scheme!r} is not one this API reads: {send}"
+        )
     return exceptions.NotAuthenticated(
-        f"The Authorization scheme {scheme[:20]!r} is not one this API reads: send "
-        "`Authorization: Bearer <token>` (or sign in, for a browser's session)."
+        f"The Authorization header is not one this API reads: {send}"
     )
 
 

@@ -112,6 +112,12 @@ def test_me_requires_authentication(api_client: APIClient) -> None:
     message = response.json()["message"]
     assert "'Basic'" in message and "Authorization: Bearer <token>" in message
     assert "YWxp" not in message
+    # A bare token without a scheme: said so, the header not repeated (it is a secret).
+    bare = "0123456789abcdef0123456789abcdef01234567"
+    response = api_client.get(ME, HTTP_AUTHORIZATION=bare)
+    assert_error(response, 401, "not_authenticated")
+    assert "Authorization: Bearer <token>" in response.json()["message"]
+    assert bare[:6] not in response.content.decode()
 
 
 def test_revoke_requires_authentication(api_client: APIClient) -> None:
