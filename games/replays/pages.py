@@ -74,12 +74,12 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
         if not user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         return not_found_page(request, _("No such deal."))
+    # Found with the viewer: a public match's deal, or one an administrator or a seated
+    # viewer may see (deal_get); an anonymous visitor signs in for one still being played.
     match = deal.match
-    if not user.is_authenticated and not (match.public and deal.is_over):
+    if not user.is_authenticated and not deal.is_over:
         return redirect_to_login(request.get_full_path())
     seats = selectors.match_seats(match)
-    if not (match.public or selectors.is_admin(user) or any(s.user_id == user.pk for s in seats)):
-        return not_found_page(request, _("No such deal."))
     mine = selectors.seat_of_user(seats, user) if user.is_authenticated else None
     # What the page offers is what the API allows (games/replays/selectors.py): every
     # seat and the record once the deal is over; before that, to an administrator who
