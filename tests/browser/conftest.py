@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from accounts.models import User
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -179,6 +181,21 @@ def boxes_outside_viewport(page: Any, selector: str) -> list[Any]:
         }""",
         selector,
     )
+
+
+@pytest.fixture
+def people(
+    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
+) -> Callable[..., User]:
+    """The accounts of a browser test: fast password hashing, the deals' seeds fixed."""
+    return user_factory
+
+
+def open_lobby(page: Any, live_server: Any) -> None:
+    """The lobby, both of its lists read."""
+    page.goto(f"{live_server.url}/play/")
+    page.wait_for_selector('#my-list[aria-busy="false"]', state="attached")
+    page.wait_for_selector('#open-list[aria-busy="false"]', state="attached")
 
 
 @pytest.fixture

@@ -19,13 +19,6 @@ from tests.browser.conftest import DESKTOP, errors_of, session_context
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def test_the_admins_match_and_deal_pages(
     chromium: Any, live_server: Any, people: Callable[..., User], games: Any, shots: Any
 ) -> None:

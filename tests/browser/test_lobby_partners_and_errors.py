@@ -14,7 +14,14 @@ import pytest
 from accounts.models import User
 from games.matches.services import SeatSpec, match_create
 from games.models import Match
-from tests.browser.conftest import DESKTOP, PHONE, axe_violations, errors_of, session_context
+from tests.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    axe_violations,
+    errors_of,
+    open_lobby,
+    session_context,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,19 +29,6 @@ WORDS = {
     "en": {"with": "with", "vs": "vs", "too_many": "Too many names", "no_user": "No player is"},
     "it": {"with": "con", "vs": "contro", "too_many": "Troppi nomi", "no_user": "Nessun giocatore"},
 }
-
-
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
-def open_lobby(page: Any, live_server: Any) -> None:
-    page.goto(f"{live_server.url}/play/")
-    page.wait_for_selector('#my-list[aria-busy="false"]', state="attached")
-    page.wait_for_selector('#open-list[aria-busy="false"]', state="attached")
 
 
 def top(page: Any, selector: str) -> float:

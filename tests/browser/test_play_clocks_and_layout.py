@@ -32,13 +32,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 VIEWPORTS = {"phone": PHONE, "desktop": DESKTOP}
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def bot_match(
     user: User, *, players: int = 2, time_control: TimeControl | None = None, **kw: Any
 ) -> Match:

@@ -23,24 +23,12 @@ from tests.browser.conftest import (
     axe_violations,
     boxes_outside_viewport,
     errors_of,
+    open_lobby,
     session_context,
 )
 from tests.browser.test_play_pages import MY_TURN, wait_turn_or_end
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
-def open_lobby(page: Any, live_server: Any) -> None:
-    page.goto(f"{live_server.url}/play/")
-    page.wait_for_selector('#my-list[aria-busy="false"]', state="attached")
-    page.wait_for_selector('#open-list[aria-busy="false"]', state="attached")
 
 
 def test_the_lobby_shows_an_invitation_and_a_new_open_table_without_a_reload(

@@ -38,13 +38,6 @@ MY_TURN = '#play[data-state="playing"][data-my-turn="1"]'
 DEAL_OVER = '#play[data-state="deal-over"], #play[data-state="match-over"]'
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def hand_names(page: Any) -> dict[str, str]:
     """The cards in the hand by code, each with its accessible name (Chromium's)."""
     names = {}

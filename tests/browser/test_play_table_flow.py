@@ -24,13 +24,6 @@ from tests.browser.test_play_pages import MY_TURN, play_card, wait_turn_or_end
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def bot_match(user: User, *, format: str = "first_to_2", **kw: Any) -> Match:
     return match_create(
         creator=user, players=2, format=format, seats=[SeatSpec("bot", "random")], **kw

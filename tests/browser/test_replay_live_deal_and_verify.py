@@ -40,13 +40,6 @@ WORDS = {
 }
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def a_deal(games: Any, people: list[User], moves: int, *, public: bool = False) -> Deal:
     creator, others = people[0], people[1:]
     match = match_create(

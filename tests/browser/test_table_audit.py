@@ -32,13 +32,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SIZES = {"phone": PHONE, "desktop": DESKTOP}
 
 
-@pytest.fixture
-def people(
-    user_factory: Callable[..., User], fast_password_hashing: None, deterministic_seeds: None
-) -> Callable[..., User]:
-    return user_factory
-
-
 def forget_snapshots() -> None:
     """Rows changed behind the services' back: the details kept by version are dropped."""
     from django.core.cache import caches
