@@ -45,6 +45,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from typing import Any
+from unittest import mock
 
 import pytest
 from leak_audit import Audit, Truth, Viewer
@@ -304,11 +305,37 @@ async def play(
             await table.resume(deal_start)
 
 
-async def time_out(table: Table, accounts: Accounts) -> None:
-    """The seat to move lets its deadline pass: the timeout bot plays for it."""
-    await in_test_thread(db_travel)(table.match_id, 11)
-    action = await in_test_thread(clocks.timeout_enforce)(match_id=table.match_id)
-    assert action is not None
+def _time_out_heard_at_once(match_id: Any, people: dict[int, User], rng: random.Random) -> None:
+    """The deadline passes, the timeout bot plays, and the next person plays too; the
+    streams hear of it only then, so they read the timeout and two cards at once and send
+    one event a card from the snapshots the moves kept (games.live.events)."""
+    from games.live import bus as live_bus
+
+    bus = live_bus.get_bus()
+    held: list[tuple[Any, ...]] = []
+    with mock.patch.object(bus, "publish", lambda *message: held.append(message)):
+        db_travel(match_id, 11)
+        assert clocks.timeout_enforce(match_id=match_id) is not None
+        state, deal = _current(match_id)
+        if state is not None and state.turn in people:
+            card = rng.choice(state.legal_moves()).code
+            move_play(
+                match_id=match_id,
+                user=people[state.turn],
+                card=card,
+                ply=state.ply,
+                deal_id=deal.pk,
+            )
+    for message in held:
+        bus.publish(*message)
+
+
+async def time_out(
+    table: Table, accounts: Accounts, people: dict[int, User], rng: random.Random
+) -> None:
+    """The seat to move lets its deadline pass: the timeout bot plays for it (and the next
+    person plays before the streams hear of either)."""
+    await in_test_thread(_time_out_heard_at_once)(table.match_id, people, rng)
     await table.drain()
     await accounts.poll()
     await table.resume(0)
@@ -445,9 +472,9 @@ def test_timeouts_a_resignation_and_a_rematch_leak_nothing_on_the_streams(
         await table.drain()
         # Both have played (a timeout before a person's first card aborts the match).
         await play(table, accounts, people, rng, stop=lambda s: s.ply >= 6)
-        await time_out(table, accounts)
+        await time_out(table, accounts, people, rng)
         await play(table, accounts, people, rng, stop=lambda s: s.ply >= 15)
-        await time_out(table, accounts)
+        await time_out(table, accounts, people, rng)
         await play(table, accounts, people, rng, stop=lambda s: s.ply >= 22)
         await in_test_thread(match_resign)(match_id=match_id, user=resigns)
         await table.drain()
