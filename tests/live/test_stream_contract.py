@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from accounts.models import User
 from accounts.services import access_token_create, access_token_revoke, token_revoke
 from games.clocks.services import TimeControl, match_leave, timeout_enforce
+from games.live import events as live_events
 from games.matches.services import SeatSpec, match_abort, match_create, match_join, match_resign
 from games.models import MatchStatus, OnTimeout
 from tests.clocks.conftest import db_travel
@@ -666,15 +667,13 @@ def test_a_resumption_whose_steps_are_not_kept_answers_the_match_from_scratch(
     assert events[0]["etag"] == rest["ETag"]
 
 
-def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
-    user_factory: Callable[..., User], api_for: ApiFor, games: Any, live: Any
-) -> None:
-    """A live stream that reads a timeout and two cards at once (the timeout bot's card for
-    the person, the bot's reply): one event a card, each the state the match was in then,
-    the timeout told with the card that followed it, ``to_move`` always the deal's turn,
-    the deadline the one each card set (the steps between are the snapshots the moves kept,
-    not the old state with the new cards)."""
-    alice = user_factory(username="alice")
+def _a_timeout_and_the_bot_reply_read_at_once(
+    alice: User, games: Any, live: Any
+) -> tuple[Any, dict[str, Any], list[dict[str, Any]], int]:
+    """A match of ``alice`` against a bot, 10 s a move (the timeout bot plays for her),
+    whose stream reads a timeout and the cards after it at once (the timeout bot's card for
+    her, the bot's reply): the match, the stream's first event, the events after it and the
+    number of cards played since."""
     match = match_create(
         creator=alice,
         players=2,
@@ -682,7 +681,6 @@ def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
         seats=[SeatSpec("bot", "random")],
         time_control=TimeControl(per_move_seconds=10, on_timeout=OnTimeout.BOT),
     )
-    api = api_for(alice)
     # Alice to lead (both have played: a timeout before a person's first card aborts).
     while (state := games.state(match)).ply < 2 or state.turn != 0 or state.table:
         games.play(match, 1)  # alice's cards; the bot replies in process
@@ -711,7 +709,18 @@ def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
 
     before = games.state(match).ply
     first, *events = run(scenario)
-    cards = games.state(match).ply - before
+    return match, first, events, games.state(match).ply - before
+
+
+def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any, live: Any
+) -> None:
+    """A live stream that reads a timeout and two cards at once: one event a card, each the
+    state the match was in then, the timeout told with the card that followed it,
+    ``to_move`` always the deal's turn, the deadline the one each card set (the steps
+    between are the snapshots the moves kept, not the old state with the new cards)."""
+    alice = user_factory(username="alice")
+    match, first, events, cards = _a_timeout_and_the_bot_reply_read_at_once(alice, games, live)
     assert cards >= 2  # the timeout bot's card, the bot's (a trick it takes: and its lead)
     assert [e["type"] for e in events] == ["card_played"] * cards, events
     timed_out, *replies = events
@@ -726,9 +735,27 @@ def test_a_timeout_and_the_cards_after_it_are_told_as_they_happened(
     reply = events[-1]
     assert reply["detail"]["to_move"] == 0
     assert reply["detail"]["deadline"] > first["detail"]["deadline"]
-    rest = api.get(f"/api/v1/matches/{match.pk}")
+    rest = api_for(alice).get(f"/api/v1/matches/{match.pk}")
     assert timeless_detail(reply["detail"]) == timeless_detail(rest.json())
     assert reply["etag"] == rest["ETag"]
+
+
+def test_past_the_clock_events_it_looks_under_the_cards_read_at_once_are_one_event(
+    user_factory: Callable[..., User], api_for: ApiFor, games: Any, live: Any, monkeypatch: Any
+) -> None:
+    """More clock events between two reads than a stream looks each step up under
+    (``STEPS_EVENTS_MAX``, 0 here): no step is looked up, none made up; one event carries
+    every change, without ``move`` (it names one card), the detail a GET answers."""
+    monkeypatch.setattr(live_events, "STEPS_EVENTS_MAX", 0)
+    alice = user_factory(username="alice")
+    match, first, events, cards = _a_timeout_and_the_bot_reply_read_at_once(alice, games, live)
+    assert cards >= 2
+    assert [(e["type"], e["id"]) for e in events] == [("card_played", first["id"] + 2 + cards)]
+    assert events[0]["changes"] == ["match_event", "card_played"]
+    assert "move" not in events[0]
+    rest = api_for(alice).get(f"/api/v1/matches/{match.pk}")
+    assert timeless_detail(events[0]["detail"]) == timeless_detail(rest.json())
+    assert events[0]["etag"] == rest["ETag"]
 
 
 def test_a_settled_match_resumed_after_its_last_event_answers_204(

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.cache import caches
+from rest_framework.test import APIClient
 
 from accounts.models import User
 from games.matches.services import SeatSpec, match_create, match_join
@@ -19,6 +21,7 @@ from tests.live.streams import (
     open_stream,
     run,
     timeless,
+    timeless_detail,
 )
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live")]
@@ -115,6 +118,35 @@ def test_resuming_across_a_deals_end_and_from_an_earlier_deal(
     assert [e["type"] for e in far] == ["match"]
     assert far[0]["id"] == near[-1]["id"]
     assert timeless(far[0])["detail"] == timeless(near[-1])["detail"]
+
+
+def test_resuming_from_the_deal_before_whose_next_start_is_not_kept_answers_the_match(
+    user_factory: Callable[..., User], games: Any, api_for: Callable[[User], APIClient]
+) -> None:
+    """Resumed from the deal's last card but one when the snapshot the next deal's start
+    kept is gone (evicted, the cache down): not the steps made up from the state of now
+    but one ``match`` event, the detail and ETag a GET answers."""
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = match_create(
+        creator=alice, players=2, format="first_to_2", seats=[SeatSpec("user", "bob")]
+    )
+    match_join(match_id=match.pk, user=bob)
+    games.play(match, 39)
+    before_last_card = match_position(match.pk)
+    games.play(match, 3)  # the deal's last card, then two of the next deal
+    caches["default"].clear()
+
+    async def scenario() -> list[dict[str, Any]]:
+        stream = await open_stream(f"{_path(match.pk)}?after={before_last_card}", alice)
+        owed = await stream.until(await in_test_thread(match_position)(match.pk))
+        await stream.close()
+        return owed
+
+    owed = run(scenario)
+    assert [(e["type"], e["id"]) for e in owed] == [("match", before_last_card + 4)]
+    rest = api_for(alice).get(f"/api/v1/matches/{match.pk}")
+    assert timeless_detail(owed[0]["detail"]) == timeless_detail(rest.json())
+    assert owed[0]["etag"] == rest["ETag"]
 
 
 def test_a_stream_read_late_still_has_every_card_even_the_ones_that_ended_the_match(
