@@ -34,7 +34,11 @@ from briscola_service.serializers import (
     StrictChoiceField,
     StrictSerializer,
 )
-from briscola_service.throttling import PasswordCheckThrottle, record_password_failure
+from briscola_service.throttling import (
+    PasswordCheckThrottle,
+    password_check_begin,
+    password_check_passed,
+)
 
 # The default throttles, and one password check per request (per IP, and refused while the
 # user name is over its failures).
@@ -116,11 +120,16 @@ class TokenObtainApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        username = serializer.validated_data["username"]
+        password_check_begin(request, username)  # counted as a failure of the name until
         try:
             token = token_obtain(**serializer.validated_data)
         except InvalidCredentialsError:
-            record_password_failure(request, serializer.validated_data["username"])
             raise
+        except BaseException:
+            password_check_passed(request, username)
+            raise
+        password_check_passed(request, username)  # ...it is known not to be one
         return Response(self.OutputSerializer({"token": token}).data)
 
 

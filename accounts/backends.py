@@ -27,24 +27,31 @@ class PeopleOnlyBackend(ModelBackend):
         Every password check made for a request (the sign-in page, the admin's and the
         browsable API's login forms) is throttled first: ``Throttled`` (429) over the
         checks of the client IP, or over the failures of the name from this address or
-        from all of them; a failure is counted after (see briscola_service.throttling; the
-        API's token and register endpoints count the same attempts in their views)."""
+        from all of them; each check counts as a failure until it is known not to be one
+        (see briscola_service.throttling; the API's token endpoint does the same in its
+        view)."""
         if username is None:
             username = kwargs.get(User.USERNAME_FIELD)
         if username is None or password is None:
             return None
         name = str(username)
         if request is not None:
+            # Counted as a failure of the name from here, given back once it is not one.
             throttling.check_password_attempt(request, name)
-        user = self._find(name)
-        if user is None:
-            # Run the hasher once anyway, as Django's ModelBackend does, so that the time
-            # taken does not tell whether the name exists.
-            User().set_password(password)
-        elif user.check_password(password) and self.user_can_authenticate(user):
-            return user
-        if request is not None:
-            throttling.record_password_failure(request, name)
+        try:
+            user = self._find(name)
+            if user is None:
+                # Run the hasher once anyway, as Django's ModelBackend does, so that the
+                # time taken does not tell whether the name exists.
+                User().set_password(password)
+            elif user.check_password(password) and self.user_can_authenticate(user):
+                if request is not None:
+                    throttling.password_check_passed(request, name)
+                return user
+        except BaseException:
+            if request is not None:
+                throttling.password_check_passed(request, name)
+            raise
         return None
 
     @staticmethod

@@ -52,11 +52,15 @@ class TokenAuthentication(authentication.TokenAuthentication):
 
     def authenticate(self, request: Any) -> Any:
         """Failed token authentications are counted per client IP (scope ``auth_failure``);
-        an address over the limit gets 429 before its token is looked up."""
+        an address over the limit gets 429 before its token is looked up. Each lookup
+        counts as a failure until it is known not to be one (see
+        briscola_service.throttling: counted after, a burst of wrong tokens in flight
+        together all passed the limit)."""
         if not request.META.get("HTTP_AUTHORIZATION"):
             return None
         ip = throttling.client_ip(request)
-        throttling.refuse_if_over("auth_failure", ip)
+        throttling.take("auth_failure", ip)
+        wrong = False
         try:
             auth = authentication.get_authorization_header(request).split()
             if not auth or auth[0].lower() not in KEYWORDS:
@@ -67,11 +71,14 @@ class TokenAuthentication(authentication.TokenAuthentication):
                 )
             user, token = self.authenticate_credentials(auth[1].decode())
         except UnicodeError:
-            throttling.record("auth_failure", ip)
+            wrong = True
             raise AuthenticationFailed("Invalid token header.") from None
         except AuthenticationFailed:
-            throttling.record("auth_failure", ip)
+            wrong = True
             raise
+        finally:
+            if not wrong:  # a token of ours, or none, or an error of the service
+                throttling.give_back("auth_failure", ip)
         if isinstance(token, AccessToken):
             scope = required_scope(request)
             if scope not in token.scopes and not (scope == "read" and "play" in token.scopes):

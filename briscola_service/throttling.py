@@ -31,12 +31,18 @@ The scopes (rates in ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, "none" turns 
   ``login_user_all`` rate in the settings overrides it), so that guessing spread over
   many addresses is bounded too. Refused like ``login_user`` once over, from every
   address: locking a name out takes that many failures a window, from many addresses.
-  Sign-ins that succeed count in neither (only in ``login_ip``). The two are read
-  before the check and counted after it, so parallel guesses may pass a limit by the
-  number in flight, which ``login_ip`` (counted atomically, before) bounds per address;
+  Sign-ins that succeed count in neither (only in ``login_ip``);
 - ``auth_failure``: requests whose API token is wrong, per client IP (each costs a
   database lookup). Only failures count; once over the limit, that address's token
   requests are refused before the lookup.
+
+The last three count failures, which are known only after the check; counted after it,
+parallel guesses each read the counter before any was counted and all went through (30
+wrong passwords at once for one name: 20 checked where 10 are allowed). So each check
+takes its place in the counter first, atomically, as if it would fail
+(:func:`take`: refused when that passes the limit), and a check that does not fail
+gives it back (:func:`give_back`): the counter is the failures plus the checks in
+flight, and never more than the limit are made in a window.
 """
 
 from __future__ import annotations
@@ -68,6 +74,15 @@ if count == 1 or ttl < 0 then
     ttl = tonumber(ARGV[1])
 end
 return {count, ttl}
+"""
+
+# Give a hit back: DECR only while the window lives (DECR on a missing key would make a
+# counter of -1 with no expiry), never below 0.
+_GIVE_BACK_SCRIPT = """
+if (tonumber(redis.call('GET', KEYS[1]) or '0')) > 0 then
+    return redis.call('DECR', KEYS[1])
+end
+return 0
 """
 
 
@@ -104,6 +119,13 @@ class _LocalCounters:
             self._windows[key] = (hits, end)
         return Count(hits, end - now)
 
+    def give_back(self, key: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            window = self._live(key, now)
+            if window is not None and window[0] > 0:
+                self._windows[key] = (window[0] - 1, window[1])
+
     def peek(self, key: str) -> Count:
         now = time.monotonic()
         with self._lock:
@@ -132,6 +154,16 @@ def hit(name: str, period: float) -> Count:
         hits, ttl_ms = client.eval(_HIT_SCRIPT, 1, key, max(1, int(period * 1000)))
         return Count(int(hits), int(ttl_ms) / 1000)
     return _local.hit(key, period)
+
+
+def unhit(name: str) -> None:
+    """Take one hit back from the counter ``name`` (nothing once its window ended)."""
+    cache = throttle_cache()
+    key = cache.make_key(name)
+    if isinstance(cache, RedisCache):
+        _redis_client(cache).eval(_GIVE_BACK_SCRIPT, 1, key)
+        return
+    _local.give_back(key)
 
 
 def peek(name: str) -> Count:
@@ -211,15 +243,34 @@ def refuse_if_over(scope: str, ident: str) -> None:
         raise Throttled(wait=_retry_after(count))
 
 
-def record(scope: str, ident: str) -> None:
-    """Count a hit for ``ident`` in ``scope`` without refusing anything now."""
+def take(scope: str, ident: str) -> None:
+    """Before a check whose failures ``scope`` counts: count it now, as a failure (raise
+    ``Throttled``, the hit given back, when that passes the limit); :func:`give_back`
+    once it did not fail. Lets the check through (with a warning) when the counters
+    cannot be reached."""
     rate = rate_of(scope)
     if rate is None:
         return
+    limit, period = rate
     try:
-        hit(f"{scope}:{ident}", rate[1])
+        count = hit(f"{scope}:{ident}", period)
+        if count.hits > limit:
+            unhit(f"{scope}:{ident}")
     except (RedisError, OSError) as exc:
-        logger.warning("throttle cache unavailable, failure not counted: %s", exc)
+        logger.warning("throttle cache unavailable, request let through: %s", exc)
+        return
+    if count.hits > limit:
+        raise Throttled(wait=_retry_after(count))
+
+
+def give_back(scope: str, ident: str) -> None:
+    """A check :func:`take` counted did not fail: it counts no more."""
+    if rate_of(scope) is None:
+        return
+    try:
+        unhit(f"{scope}:{ident}")
+    except (RedisError, OSError) as exc:
+        logger.warning("throttle cache unavailable, hit not given back: %s", exc)
 
 
 def _name_ident(username: str) -> str:
@@ -236,23 +287,45 @@ def _login_idents(request: Any, username: str) -> tuple[str, str]:
     return f"{client_ip(request)}|{name}", name
 
 
-def check_password_attempt(request: Any, username: str) -> None:
+_NAME_SCOPES = ("login_user", "login_user_all")
+
+
+def check_password_attempt(request: Any, username: str, *, counts_failure: bool = True) -> None:
     """Before a password check: count it per client IP (``Throttled`` over
     ``login_ip``), and refuse it (``Throttled``) when the name has failed too often from
-    this address (``login_user``) or from all of them (``login_user_all``). Only
-    failures count for the name: see :func:`record_password_failure`."""
+    this address (``login_user``) or from all of them (``login_user_all``); then
+    :func:`password_check_begin`. With ``counts_failure=False`` the name's counters are
+    only read: registering (it sets a password, it checks none), and the token endpoint's
+    throttle, whose view begins the check itself once the body is valid."""
     check("login_ip", client_ip(request))
-    per_address, name = _login_idents(request, username)
-    refuse_if_over("login_user", per_address)
-    refuse_if_over("login_user_all", name)
+    if counts_failure:
+        password_check_begin(request, username)
+        return
+    for scope, ident in zip(_NAME_SCOPES, _login_idents(request, username), strict=True):
+        refuse_if_over(scope, ident)
 
 
-def record_password_failure(request: Any, username: str) -> None:
-    """After a wrong password (or an unknown name) for ``username``: count it for the name
-    from this address and for the name from anywhere."""
-    per_address, name = _login_idents(request, username)
-    record("login_user", per_address)
-    record("login_user_all", name)
+def password_check_begin(request: Any, username: str) -> None:
+    """Right before checking a password for ``username``: count the check as a failure of
+    the name, from this address and from all (:func:`take`; ``Throttled``, nothing
+    counted, when either is over). :func:`password_check_passed` gives it back unless
+    the password was wrong (or the name unknown)."""
+    taken: list[tuple[str, str]] = []
+    try:
+        for scope, ident in zip(_NAME_SCOPES, _login_idents(request, username), strict=True):
+            take(scope, ident)
+            taken.append((scope, ident))
+    except Throttled:
+        for scope, ident in taken:
+            give_back(scope, ident)
+        raise
+
+
+def password_check_passed(request: Any, username: str) -> None:
+    """The check :func:`password_check_begin` counted did not find a wrong password: it
+    counts for the name no more."""
+    for scope, ident in zip(_NAME_SCOPES, _login_idents(request, username), strict=True):
+        give_back(scope, ident)
 
 
 # --- DRF throttle classes ------------------------------------------------------------------
@@ -309,8 +382,9 @@ class UserThrottle(_CountingThrottle):
 class PasswordCheckThrottle(BaseThrottle):
     """For the API endpoints that check or set a password (token, register): one attempt
     per request, counted per client IP, and refused while the user name in the body is
-    over its failures (see :func:`check_password_attempt`; the token endpoint records
-    them)."""
+    over its failures (see :func:`check_password_attempt`). The token endpoint then
+    counts its check as a failure of the name (:func:`password_check_begin`) once the
+    body is valid, and gives it back unless the password was wrong."""
 
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -321,7 +395,7 @@ class PasswordCheckThrottle(BaseThrottle):
         if isinstance(data, dict) and isinstance(data.get("username"), str):
             username = data["username"]
         try:
-            check_password_attempt(request, username)
+            check_password_attempt(request, username, counts_failure=False)
         except Throttled as exc:
             self._wait = exc.wait
             return False

@@ -47,7 +47,9 @@ def signup_page(request: HttpRequest) -> HttpResponse:
         # Registering sets a password, a hash as costly as checking one: the budget of
         # password checks per client IP and user name, as the API's auth/register has
         # (429 over it, from ThrottledLoginMiddleware).
-        throttling.check_password_attempt(request, str(request.POST.get("username", "")))
+        throttling.check_password_attempt(
+            request, str(request.POST.get("username", "")), counts_failure=False
+        )
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid() and form.user is not None:
         login(request, form.user, backend="accounts.backends.PeopleOnlyBackend")

@@ -348,6 +348,134 @@ def test_the_redis_counters_never_let_more_than_the_limit_through_in_parallel(
     assert _served_in_parallel("anon", threads=8, each=25) == 50
 
 
+@pytest.fixture(params=["local", pytest.param("redis", marks=pytest.mark.redis)])
+def counters(request: Any, settings: Any) -> str:
+    """The throttle counters of one process (``make run``) or of Redis (deployed)."""
+    if request.param == "local":
+        settings.CACHES = {
+            **settings.CACHES,
+            "throttle": {
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "LOCATION": "throttle-local-test",
+                "KEY_PREFIX": settings.CACHES["throttle"]["KEY_PREFIX"],
+            },
+        }
+    else:
+        from django.core.cache.backends.redis import RedisCache
+
+        assert isinstance(caches["throttle"], RedisCache)
+    caches["throttle"].clear()
+    return str(request.param)
+
+
+def _in_flight_together(threads: int, attempt: Callable[[], None]) -> int:
+    """``threads`` threads making ``attempt`` at once; how many were not throttled."""
+    import threading
+
+    from rest_framework.exceptions import Throttled
+
+    passed: list[int] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def worker() -> None:
+        start.wait()
+        try:
+            attempt()
+        except Throttled:
+            return
+        with lock:
+            passed.append(1)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    return len(passed)
+
+
+def test_wrong_passwords_in_flight_together_never_pass_the_names_limit(
+    rates: Callable[..., None], counters: str
+) -> None:
+    """The outside audit sent 30 wrong passwords for one name at once from one address:
+    20 were checked where 10 are allowed (the name's counters were read before the checks
+    and counted after them: every check in flight passed). Each check now counts as a
+    failure from its start: however many are in flight, at most the limit are made."""
+    from django.test import RequestFactory
+    from rest_framework.exceptions import Throttled
+
+    from briscola_service import throttling
+
+    rates(login_ip="100/min", login_user="10/min")
+    request = RequestFactory().post("/", REMOTE_ADDR="203.0.113.77")
+    checked = _in_flight_together(
+        30, lambda: throttling.check_password_attempt(request, "Alice")
+    )  # ...and every one of them failed: nothing given back
+    assert checked == 10
+    with pytest.raises(Throttled):
+        throttling.check_password_attempt(request, "alice")
+    # A check that did not fail gives its place back: one more may be made.
+    throttling.password_check_passed(request, "alice")
+    throttling.check_password_attempt(request, "ALICE")
+
+
+def test_a_right_password_between_wrong_ones_is_not_counted_as_one(
+    rates: Callable[..., None], user_factory: Callable[..., User], counters: str
+) -> None:
+    rates(login_user="3/min")
+    user_factory(username="alice")
+    client = APIClient(REMOTE_ADDR="203.0.113.78")
+    wrong = {"username": "alice", "password": "wrong-password"}
+    right = {"username": "alice", "password": DEFAULT_PASSWORD}
+    for _ in range(2):
+        assert client.post(TOKEN, wrong, format="json").status_code == 401
+    for _ in range(5):
+        assert client.post(TOKEN, right, format="json").status_code == 200
+    # A body refused before any check (no password) is not a failure either.
+    assert client.post(TOKEN, {"username": "alice"}, format="json").status_code == 400
+    assert client.post(TOKEN, wrong, format="json").status_code == 401  # the third
+    assert_throttled(client.post(TOKEN, wrong, format="json"))
+
+
+def test_wrong_tokens_in_flight_together_never_pass_the_limit(
+    rates: Callable[..., None], counters: str
+) -> None:
+    """The outside audit sent 80 wrong tokens at once from one address: 48 were looked up
+    where 30 are allowed (counted after the lookup). Each lookup now counts as a failure
+    from its start: at most the limit are made, however many are in flight."""
+    import contextlib
+    import time
+    from unittest import mock
+
+    from django.test import RequestFactory
+    from rest_framework.exceptions import AuthenticationFailed
+    from rest_framework.request import Request
+
+    from briscola_service.authentication import TokenAuthentication
+
+    rates(auth_failure="5/min")
+    looked_up: list[str] = []
+
+    def slow_wrong(self: Any, key: str) -> Any:
+        looked_up.append(key)
+        time.sleep(0.2)  # the lookups of all the threads overlap
+        raise AuthenticationFailed("Invalid token.")
+
+    factory = RequestFactory()
+
+    def attempt() -> None:
+        request = Request(
+            factory.get(ME, REMOTE_ADDR="203.0.113.79", HTTP_AUTHORIZATION="Bearer abc123")
+        )
+        with contextlib.suppress(AuthenticationFailed):
+            TokenAuthentication().authenticate(request)
+
+    with mock.patch.object(TokenAuthentication, "authenticate_credentials", slow_wrong):
+        _in_flight_together(20, attempt)
+    assert len(looked_up) == 5
+
+
 # --- Opening a live stream is a request like any other --------------------------------------
 
 SSE = "text/event-stream"
