@@ -286,6 +286,11 @@ LIVE_CREDENTIALS_SECONDS = env.float("LIVE_CREDENTIALS_SECONDS", default=60.0)
 # for a stream of each of the account's active matches (MATCH_ACTIVE_LIMIT, 20), its
 # account streams and the overlap of reconnections: a bot can follow all it may play.
 LIVE_MAX_STREAMS_PER_ACCOUNT = env.int("LIVE_MAX_STREAMS_PER_ACCOUNT", default=32)
+# Open streams per client address (per web process), whatever the accounts: one more
+# answers 429 too_many_streams (details.per "address"). Each stream costs an event built
+# at every change of its match; room for a few people behind one address, or a bot
+# author's several accounts, each following a few matches.
+LIVE_MAX_STREAMS_PER_ADDRESS = env.int("LIVE_MAX_STREAMS_PER_ADDRESS", default=64)
 # Open streams in all (per web process, ~90 KiB each); one more answers 503 streams_full.
 LIVE_MAX_STREAMS = env.int("LIVE_MAX_STREAMS", default=4000)
 # The Retry-After (seconds) of a refused stream (429 too_many_streams, 503 streams_full).

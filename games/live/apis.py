@@ -3,7 +3,7 @@
 Everything that can refuse a stream happens in the request, before the stream starts,
 with the usual error body: authentication (401), the request rate (429 ``throttled``: an
 opening counts as any request of the account), the match (404, 403), ``Last-Event-ID``
-or ``?after=`` (400 ``invalid_event_id``), the per-account cap (429
+or ``?after=`` (400 ``invalid_event_id``), the per-account and per-address caps (429
 ``too_many_streams``) and the process's (503 ``streams_full``), each 429 and 503 with
 Retry-After, ``Accept`` (406). Then the response's body is an async iterator
 (games.live.streams) that the ASGI server drives: the request's thread and its database
@@ -33,6 +33,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import AccessToken
+from briscola_service import throttling
 from briscola_service.authentication import TokenAuthentication
 from briscola_service.exceptions import ErrorSerializer
 from games.errors import InvalidEventIdError, StreamsFullError, TooManyStreamsError
@@ -157,7 +158,7 @@ class _StreamApi(APIView):
         _refuse_unknown_parameters(request)  # 400 invalid_input (unknown_field)
         after = _after(request, self.event_id_message)
         viewer = streams.Viewer(user=user, credential=_credential(request, auth))
-        return wire, after, viewer, self._slot(user)
+        return wire, after, viewer, self._slot(user, request)
 
     def _authenticate(self, request: Request) -> tuple[Any, Any]:
         """The user and credentials, as DRF's authenticators find them (401 without)."""
@@ -168,8 +169,9 @@ class _StreamApi(APIView):
                 return found
         raise NotAuthenticated()
 
-    def _slot(self, user: Any) -> streams.Slot:
-        return streams.slots.take(user.pk)  # 429 too_many_streams, 503 streams_full
+    def _slot(self, user: Any, request: Request) -> streams.Slot:
+        # 429 too_many_streams (per account, per address), 503 streams_full
+        return streams.slots.take(user.pk, throttling.client_ip(request))
 
     def handle_exception(self, exc: Exception) -> Any:
         response = super().handle_exception(exc)
@@ -276,7 +278,8 @@ class MatchStreamApi(_StreamApi):
             "`invalid_input` for a query parameter other than `after` (`unknown_field`), 429 "
             "`throttled` (an opening counts in the account's request rate, as any request), "
             "429 `too_many_streams` (`LIVE_MAX_STREAMS_PER_ACCOUNT` open streams per "
-            "account, 32 by default), 503 `streams_full` (the server's own cap on open "
+            "account, 32 by default; `LIVE_MAX_STREAMS_PER_ADDRESS` per client address, "
+            "64 by default, `details.per` `address`), 503 `streams_full` (the server's own cap on open "
             "streams); each with `Retry-After`."
         ),
         parameters=_RESUME,

@@ -137,11 +137,30 @@ def headers_for(user: User | None, wire: str, **extra: str) -> dict[str, str]:
     return headers
 
 
+class _ClientAt(AsyncClient):
+    """An AsyncClient whose requests come from ``address`` (the ASGI scope's ``client``;
+    its keyword arguments all become headers)."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__()
+        self.address = address
+
+    async def request(self, **request: Any) -> Any:
+        return await super().request(**request, client=[self.address, 0])
+
+
 async def open_stream(
-    path: str, user: User | None, wire: str = SSE, *, cookies: Any = None, **headers: str
+    path: str,
+    user: User | None,
+    wire: str = SSE,
+    *,
+    cookies: Any = None,
+    address: str = "127.0.0.1",
+    **headers: str,
 ) -> Stream:
-    """``cookies``: a test client's (a signed-in browser's session), else none."""
-    client = AsyncClient()
+    """``cookies``: a test client's (a signed-in browser's session), else none;
+    ``address``: the client's (the ASGI scope's ``client``)."""
+    client = _ClientAt(address)
     if cookies is not None:
         client.cookies = cookies
     response = await client.get(path, headers=headers_for(user, wire, **headers))

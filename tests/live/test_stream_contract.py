@@ -288,6 +288,41 @@ def test_the_cap_on_open_streams_per_account(
         assert response["Retry-After"] == "7"
 
 
+def test_the_cap_on_open_streams_per_address(
+    user_factory: Callable[..., User], settings: Any
+) -> None:
+    """Over ``LIVE_MAX_STREAMS_PER_ADDRESS`` (every account from one address together) a
+    stream is 429 ``too_many_streams`` saying so; another address is not concerned, and a
+    stream that ends gives its place back."""
+    settings.LIVE_MAX_STREAMS_PER_ADDRESS = 2
+    settings.LIVE_STREAMS_RETRY_AFTER = 6
+    alice, bob, carol = (user_factory(username=n) for n in ("alice", "bob", "carol"))
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    here, there = "203.0.113.90", "198.51.100.91"
+
+    async def scenario() -> list[Any]:
+        held = [
+            await open_stream(_path(match.pk), alice, address=here),
+            await open_stream("/api/v1/stream", bob, address=here),
+        ]
+        refused = await open_stream("/api/v1/stream", carol, NDJSON, address=here)
+        elsewhere = await open_stream("/api/v1/stream", carol, address=there)
+        await held[0].next()
+        await held[0].close()
+        again = await open_stream("/api/v1/stream", carol, address=here)
+        statuses = [s.status for s in (*held, refused, elsewhere, again)]
+        for stream in (held[1], elsewhere, again):
+            await stream.close()
+        return [statuses, refused.response]
+
+    statuses, refusal = run(scenario)
+    assert statuses == [200, 200, 429, 200, 200]
+    body = assert_error_shape(refusal, 429, "too_many_streams")
+    assert body["details"] == {"limit": 2, "per": "address", "retry_after": 6}
+    assert "address" in body["message"]
+    assert refusal["Retry-After"] == "6"
+
+
 def test_the_cap_on_open_streams_per_process(
     user_factory: Callable[..., User], settings: Any
 ) -> None:
