@@ -9,6 +9,7 @@ from rest_framework import serializers
 
 from briscola_service.openapi import schema_component
 from briscola_service.serializers import (
+    QueryIntegerField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -194,8 +195,8 @@ class MatchListFilters(StrictSerializer):
     status = serializers.ChoiceField(choices=MatchStatus.choices, required=False)
     mine = serializers.BooleanField(required=False, default=False)
     open = serializers.BooleanField(required=False, default=False)
-    page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
+    page = QueryIntegerField(min_value=1, required=False)
+    page_size = QueryIntegerField(min_value=1, required=False)  # above 100: 100
 
 
 class DeclineInput(StrictSerializer):
@@ -203,7 +204,7 @@ class DeclineInput(StrictSerializer):
 
 
 class EventsFilter(StrictSerializer):
-    after = serializers.IntegerField(min_value=0, required=False, default=0)
+    after = QueryIntegerField(min_value=0, required=False, default=0)
 
 
 # -- outputs (documentation of the shapes the selectors build) ------------------------

@@ -5,13 +5,14 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from accounts.ratings.math import CATEGORIES
+from briscola_service.serializers import QueryIntegerField
 from games.matches.serializers import MatchSummaryOutput, RatingChangeOutput, StrictSerializer
 
 
 class CategoryFilter(StrictSerializer):
     category = serializers.CharField(required=False)
-    page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
+    page = QueryIntegerField(min_value=1, required=False)
+    page_size = QueryIntegerField(min_value=1, required=False)  # above 100: 100
 
 
 class LeaderboardFilter(CategoryFilter):
@@ -19,8 +20,8 @@ class LeaderboardFilter(CategoryFilter):
 
 
 class PageFilter(StrictSerializer):
-    page = serializers.IntegerField(min_value=1, required=False)
-    page_size = serializers.IntegerField(min_value=1, required=False)  # above 100: 100
+    page = QueryIntegerField(min_value=1, required=False)
+    page_size = QueryIntegerField(min_value=1, required=False)  # above 100: 100
 
 
 class RatingOutput(serializers.Serializer):  # type: ignore[type-arg]

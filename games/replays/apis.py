@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
 from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
+from briscola_service.serializers import QueryIntegerField
 from games import rules
 from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, OpenToPublicDealsApi, query_params
 from games.matches import selectors
@@ -54,10 +55,10 @@ CONTENT_DISPOSITION = OpenApiParameter(
 
 
 class ReplayQuery(StrictSerializer):
-    ply = serializers.IntegerField(
+    ply = QueryIntegerField(
         min_value=0, max_value=40, required=False, help_text="The position after N moves."
     )
-    seat = serializers.IntegerField(
+    seat = QueryIntegerField(
         min_value=0, max_value=3, required=False, help_text="See the deal as this seat saw it."
     )
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -360,6 +361,24 @@ CASES: list[Case] = [
     Case(
         "replay seat text", "get", "/api/v1/deals/{deal}/replay?seat=me", status=400, code=INVALID
     ),
+    # A number in a query is its ASCII digits: DRF took these as 0 or 3 (the outside audit).
+    *[
+        Case(
+            f"query number {spelling!r}: {url}",
+            "get",
+            url.format(n=quote(spelling)),
+            status=400,
+            code=INVALID,
+        )
+        for spelling in ("0.0", "+0", " 0", "0 ", "\u0660", "\u0663", "1e0", "0x1")
+        for url in (
+            "/api/v1/deals/{{deal}}/replay?seat={n}",
+            "/api/v1/deals/{{deal}}/replay?ply={n}",
+            "/api/v1/matches?page={n}",
+            "/api/v1/leaderboard?page_size={n}",
+            "/api/v1/matches/{{match}}/events?after={n}",
+        )
+    ],
     Case(
         "player name long",
         "get",
@@ -582,3 +601,21 @@ def test_json_depth_limit_counts_only_nesting() -> None:
     # Brackets that do not pair up, nested past Python's stack: refused, not a crash.
     with pytest.raises((JSONTooDeepError, ValueError)):
         json_loads("[" * 5000 + "}" * 5000)
+
+
+def test_a_value_not_among_the_choices_is_named_as_sent_with_the_choices(
+    alice_client: tuple[APIClient, dict[str, Any]],
+) -> None:
+    """DRF answered '"3" is not a valid choice.' for the integer 3 (the outside audit)."""
+    client, _ = alice_client
+    response = client.post(
+        "/api/v1/matches", {"players": 3, "seats": ["open"], "format": "best"}, format="json"
+    )
+    body = response.json()
+    assert response.status_code == 400 and body["code"] == "invalid_input", body
+    assert body["details"]["players"] == [
+        {"code": "invalid_choice", "message": "3 is not one of the choices: 2, 4."}
+    ]
+    assert body["details"]["format"][0]["message"].startswith(
+        '"best" is not one of the choices: "single", '
+    )
