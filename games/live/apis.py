@@ -279,8 +279,8 @@ class MatchStreamApi(_StreamApi):
             "`throttled` (an opening counts in the account's request rate, as any request), "
             "429 `too_many_streams` (`LIVE_MAX_STREAMS_PER_ACCOUNT` open streams per "
             "account, 32 by default; `LIVE_MAX_STREAMS_PER_ADDRESS` per client address, "
-            "64 by default, `details.per` `address`), 503 `streams_full` (the server's own cap on open "
-            "streams); each with `Retry-After`."
+            "64 by default, `details.per` `address`), 503 `streams_full` (the server's own "
+            "cap on open streams); each with `Retry-After`."
         ),
         parameters=_RESUME,
         responses={**_stream_response(MatchStreamEvent), **_NOTHING_MORE, **_STREAM_ERRORS},
