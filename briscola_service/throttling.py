@@ -32,15 +32,15 @@ The scopes (rates in ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, "none" turns 
   many addresses is bounded too. Refused like ``login_user`` once over, from every
   address: locking a name out takes that many failures a window, from many addresses.
   Sign-ins that succeed count in neither (only in ``login_ip``);
-- ``auth_failure``: requests whose API token is wrong, per client IP (each costs a
-  database lookup). Only failures count; once over the limit, that address's token
-  requests are refused before the lookup.
+- ``auth_failure``: requests whose API token is wrong, per client IP, counted after the
+  lookup: over the limit, a wrong token is 429 instead of 401. Valid tokens are never
+  refused for it (see briscola_service.authentication).
 
-The last three count failures, which are known only after the check; counted after it,
-parallel guesses each read the counter before any was counted and all went through (30
-wrong passwords at once for one name: 20 checked where 10 are allowed). So each check
-takes its place in the counter first, atomically, as if it would fail
-(:func:`take`: refused when that passes the limit), and a check that does not fail
+``login_user`` and ``login_user_all`` count failures, which are known only after the
+check; counted after it, parallel guesses each read the counter before any was counted
+and all went through (30 wrong passwords at once for one name: 20 checked where 10 are
+allowed). So each check takes its place in the counter first, atomically, as if it would
+fail (:func:`take`: refused when that passes the limit), and a check that does not fail
 gives it back (:func:`give_back`): the counter is the failures plus the checks in
 flight, and never more than the limit are made in a window.
 """
