@@ -211,22 +211,28 @@ def _retry_after(count: Count) -> int:
     return max(1, math.ceil(count.remaining))
 
 
+def _counted(scope: str, ident: str) -> tuple[Count, int] | None:
+    """Count a hit for ``ident`` in ``scope``: the counter and the limit; None when the
+    scope is off or the counters cannot be reached (a warning logged: let through)."""
+    rate = rate_of(scope)
+    if rate is None:
+        return None
+    limit, period = rate
+    try:
+        return hit(f"{scope}:{ident}", period), limit
+    except (RedisError, OSError) as exc:
+        logger.warning("throttle cache unavailable, request let through: %s", exc)
+        return None
+
+
 def check(scope: str, ident: str) -> None:
     """Count a hit for ``ident`` in ``scope``; raise ``Throttled`` when over the limit.
 
     Lets the request through (with a warning) when the counters cannot be reached.
     """
-    rate = rate_of(scope)
-    if rate is None:
-        return
-    limit, period = rate
-    try:
-        count = hit(f"{scope}:{ident}", period)
-    except (RedisError, OSError) as exc:
-        logger.warning("throttle cache unavailable, request let through: %s", exc)
-        return
-    if count.hits > limit:
-        raise Throttled(wait=_retry_after(count))
+    counted = _counted(scope, ident)
+    if counted is not None and counted[0].hits > counted[1]:
+        raise Throttled(wait=_retry_after(counted[0]))
 
 
 def refuse_if_over(scope: str, ident: str) -> None:
@@ -248,19 +254,10 @@ def take(scope: str, ident: str) -> None:
     ``Throttled``, the hit given back, when that passes the limit); :func:`give_back`
     once it did not fail. Lets the check through (with a warning) when the counters
     cannot be reached."""
-    rate = rate_of(scope)
-    if rate is None:
-        return
-    limit, period = rate
-    try:
-        count = hit(f"{scope}:{ident}", period)
-        if count.hits > limit:
-            unhit(f"{scope}:{ident}")
-    except (RedisError, OSError) as exc:
-        logger.warning("throttle cache unavailable, request let through: %s", exc)
-        return
-    if count.hits > limit:
-        raise Throttled(wait=_retry_after(count))
+    counted = _counted(scope, ident)
+    if counted is not None and counted[0].hits > counted[1]:
+        give_back(scope, ident)
+        raise Throttled(wait=_retry_after(counted[0]))
 
 
 def give_back(scope: str, ident: str) -> None:
