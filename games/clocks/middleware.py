@@ -7,9 +7,10 @@ writing on its own would make requests wait at random), and tests would find a w
 they did not start. A deadline is seen through a request (the waiting player polls the
 match) or a live stream: every request first runs the sweep, at most once per
 ``CLOCK_IN_PROCESS_SWEEP_SECONDS``, so the deadline is enforced before the request that
-could see it is answered; and the stream of a match that is due (its deadline or expiry
-come, its bot late: games.live.streams.sweep_due) runs it as often, from the threads that
-read the database for the streams, so a player who only watches is told within that time.
+could see it is answered (a page as an API call: both show the match); and the stream of
+a match that is due (its deadline or expiry come, its bot late:
+games.live.streams.sweep_due) runs it as often, from the threads that read the database
+for the streams, so a player who only watches is told within that time.
 With a broker this does nothing: Celery beat runs the sweep.
 """
 
@@ -18,11 +19,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from games.clocks.services import sweep_in_process
 
 logger = logging.getLogger(__name__)
+
+_NOT_SWEPT = (f"/{settings.STATIC_URL.lstrip('/')}", "/healthz", "/readyz", "/metrics")
 
 
 class InProcessClocksMiddleware:
@@ -30,7 +34,11 @@ class InProcessClocksMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path.startswith("/api/"):
+        # Every request but a static file's or a probe's: the pages too (the lobby, the
+        # table, the admin) render the matches' state; an outside audit came back to the
+        # lobby 45 s after its deadline, and the page said "Your turn" and the table
+        # "Time left 0:00" until the page's own API calls ran the sweep.
+        if not request.path.startswith(_NOT_SWEPT):
             try:
                 sweep_in_process()
             except Exception:  # never fail the request for the sweep (the next one retries)

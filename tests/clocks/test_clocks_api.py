@@ -223,6 +223,41 @@ def test_the_sweep_applies_deadlines_in_process_on_a_request(
     assert alice.detail(match_id)["end_reason"] == "timeout"
 
 
+@pytest.mark.parametrize("page", ["/play/", "/play/{match}/", "/admin/"])
+def test_the_pages_apply_a_passed_deadline_before_they_show_the_match(
+    player: Callable[..., Player], travel: Any, settings: Any, page: str
+) -> None:
+    """Without a broker (make run), a page request runs the sweep too: an outside audit
+    came back to the lobby after its deadline, and the page said "Your turn" (and the
+    table "Time left 0:00") until the page's own API calls ran it."""
+    from django.test import Client
+
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
+    alice.play_first_legal(match_id)
+    to_move(alice, match_id)
+    travel(match_id, 11)
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    Client().get(page.format(match=match_id))
+    assert Match.objects.get(pk=match_id).end_reason == "timeout"
+
+
+def test_a_static_file_or_a_probe_runs_no_sweep(
+    player: Callable[..., Player], travel: Any, settings: Any
+) -> None:
+    from django.test import Client
+
+    alice = player()
+    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
+    alice.play_first_legal(match_id)
+    to_move(alice, match_id)
+    travel(match_id, 11)
+    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    for path in ("/static/games/play/table.js", "/healthz", "/readyz"):
+        Client().get(path)
+    assert Match.objects.get(pk=match_id).end_reason == ""  # not applied
+
+
 def test_without_a_broker_a_lost_bot_reply_is_played_by_the_in_process_sweep(
     player: Callable[..., Player], travel: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
