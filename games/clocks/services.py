@@ -248,13 +248,30 @@ def clock_set(
         fields.update(deadline=None, bot_to_move_since=now)
     else:
         first = deal_number == 1 and state.ply < match.players
-        fields.update(deadline=now + _allowance(match, first), bot_to_move_since=None)
+        allowance = _allowance(match, first)
+        if not first and _turn_starts_during_a_hold(state, seats):
+            allowance += timedelta(seconds=settings.PLAY_TRICK_HOLD_SECONDS)
+        fields.update(deadline=now + allowance, bot_to_move_since=None)
     Match.objects.filter(pk=match.pk).update(**fields)
     for name, value in fields.items():
         setattr(match, name, value)
     if bot is None:
         deadline_task_send(match, deadline=fields["deadline"], now=now)
     return bot
+
+
+def _turn_starts_during_a_hold(state: rules.Deal, seats: list[JSON]) -> bool:
+    """Whether the seat to play gets its turn while its table still shows the trick just
+    taken (``PLAY_TRICK_HOLD_SECONDS``, when its hand waits): the cards played since that
+    trick are all bots' played at once (the service's bots, or a seat the bot holds),
+    or there are none. That time is added to its deadline: without it, a 5 s move left
+    about 3.5 s to play after a bot took a trick and led (the browser audit). Not the
+    match's first trick (no trick was taken before it), nor a turn that follows a card
+    someone thought about (that card came after the trick was shown)."""
+    return all(
+        (seats[seat]["is_bot"] and seats[seat]["bot_level"]) or seats[seat].get("bot_holds")
+        for seat in state.table_seats()
+    )
 
 
 def clock_clear(match: Match) -> None:
@@ -436,7 +453,9 @@ def _timeout_apply(match: Match) -> str:
         action = "bot"
         seat.away = True
         seat.timeouts_in_row += 1
-        seat.bot_holds = seat.timeouts_in_row >= TIMEOUTS_BEFORE_BOT_HOLDS
+        seat.bot_holds = seat.timeouts_in_row >= TIMEOUTS_BEFORE_BOT_HOLDS and _someone_waits(
+            match, number
+        )
         seat.save(update_fields=["away", "timeouts_in_row", "bot_holds"])
         event_add(match, "seat_timed_out", seat=number, action=action)
         if seat.bot_holds:
@@ -450,6 +469,23 @@ def _timeout_apply(match: Match) -> str:
             )
         )
     return action
+
+
+def _someone_waits(match: Match, seat: int) -> bool:
+    """Whether another seat of ``match`` is a player who waits out ``seat``'s turns: a
+    person (or a bot account playing through the API, timed like one) whose seat the bot
+    does not hold. The bot takes a seat that timed out ``TIMEOUTS_BEFORE_BOT_HOLDS`` times
+    in a row, and plays it at once, so that they wait no more; against the service's bots
+    alone nobody waits, and the bot plays each of the seat's turns only when its time runs
+    out, at the table's pace, so its person can come back and take it (held, the seat
+    played the rest of the match out in a blink: an outside audit came back to a match
+    over, the bot having played 17 of their 20 cards)."""
+    return (
+        Seat.objects.filter(match=match, user__isnull=False, bot_holds=False)
+        .exclude(number=seat)
+        .exclude(user__is_bot=True, user__bot_level__gt="")
+        .exists()
+    )
 
 
 def seat_back(match: Match, *, seat: int, by: str) -> bool:

@@ -22,6 +22,14 @@ from tests.matches.conftest import Player, api_fast_password_hashing, player  # 
 __all__ = ["Player", "db_travel"]
 
 
+@pytest.fixture(autouse=True)
+def no_trick_hold(settings: Any) -> None:
+    """The per-move time alone: these tests let exactly it (and a second) pass. The time
+    a turn gets more while the table shows a trick just taken has its own test, which
+    sets it (test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more)."""
+    settings.PLAY_TRICK_HOLD_SECONDS = 0
+
+
 def db_travel(match_id: Any, seconds: float) -> None:
     """Let ``seconds`` pass for the match: its deadline, bot turn and expiry move back."""
     back = timedelta(seconds=seconds)

@@ -81,6 +81,44 @@ def test_every_view_shows_the_deadline_and_seconds_left(
     assert alice.detail(hours)["time_control"] == {"per_move_hours": 2}
 
 
+def _allowance_given(match_id: str) -> float:
+    """Seconds from the card that started the turn to the deadline it set."""
+    match = Match.objects.get(pk=match_id)
+    last = Move.objects.filter(deal__match=match).order_by("-created_at").first()
+    assert match.deadline is not None and last is not None
+    return (match.deadline - last.created_at).total_seconds()
+
+
+def test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more(
+    player: Callable[..., Player], settings: Any
+) -> None:
+    """The table shows a trick just taken for PLAY_TRICK_HOLD_SECONDS with the hand
+    waiting: a turn that begins then (the bots played since the trick, or nobody) gets
+    that time more; with 5 s a move the browser audit had about 3.5 s to play after a
+    bot took a trick and led. A turn after a person's card does not (the trick was shown
+    before that card)."""
+    settings.PLAY_TRICK_HOLD_SECONDS = 4.0
+    alice, bob = player("alice"), player("bob")
+    against_bot = alice.create(time_control={"per_move_seconds": 10})["id"]
+    for _ in range(6):
+        alice.play_first_legal(against_bot)
+        to_move(alice, against_bot)
+        assert abs(_allowance_given(against_bot) - 14) < 0.5
+    people = alice.create(seats=[{"user": "bob"}], time_control={"per_move_seconds": 10})["id"]
+    bob.join(people)
+    _everyone_plays_once(people, alice, bob)  # past the first trick
+    seen = set()
+    for _ in range(8):
+        detail = alice.detail(people)
+        mover = alice if detail["to_move"] == detail["your_seat"] else bob
+        table = mover.detail(people)["current_deal"]["table"]
+        after_a_trick = not table  # the mover leads: the trick before was just taken
+        seen.add(after_a_trick)
+        assert abs(_allowance_given(people) - (14 if after_a_trick else 10)) < 0.5, table
+        mover.play_first_legal(people)
+    assert seen == {True, False}
+
+
 def test_an_untimed_match_shows_its_idle_limit(
     player: Callable[..., Player], settings: Any
 ) -> None:
@@ -149,21 +187,39 @@ def test_a_card_after_the_deadline_is_refused_and_the_timeout_applied(
     assert alice.detail(match_id)["end_reason"] == "timeout"  # applied at once
 
 
+def _until_to_move(match_id: str, person: Player, *others: Player) -> dict[str, Any]:
+    """The others play (each their first legal card) until ``person`` is to move."""
+    for _ in range(12):
+        detail = person.detail(match_id)
+        if detail["to_move"] == detail["your_seat"]:
+            return to_move(person, match_id)
+        for other in others:
+            deal = other.detail(match_id)["current_deal"]
+            if deal["turn"] == deal["seat"]:
+                other.play_first_legal(match_id)
+    raise AssertionError("never the person's turn")
+
+
 def test_three_timeouts_hand_the_seat_to_the_bot_and_return_takes_it_back(
     player: Callable[..., Player], travel: Any
 ) -> None:
-    alice = player()
+    """With another person at the table, who would wait out each of her turns."""
+    alice, bob = player("alice"), player("bob")
     match_id = alice.create(
-        format="first_to_3", time_control={"per_move_seconds": 10}, on_timeout="bot"
+        format="first_to_3",
+        seats=[{"user": "bob"}],
+        time_control={"per_move_seconds": 10},
+        on_timeout="bot",
     )["id"]
-    alice.play_first_legal(match_id)
-    seat = to_move(alice, match_id)["your_seat"]
+    bob.join(match_id)
+    _everyone_plays_once(match_id, alice, bob)
+    seat = _until_to_move(match_id, alice, bob)["your_seat"]
     alice.error("POST", f"{URL}/{match_id}/return", None, 409, "seat_not_left")
     for timeout in (1, 2):
         ply = alice.detail(match_id)["current_deal"]["ply"]
         travel(match_id, 11)
         assert sweep(alice) == 1
-        detail = to_move(alice, match_id)  # the bot played for her; her turn again
+        detail = _until_to_move(match_id, alice, bob)  # the bot played for her; her turn
         assert detail["current_deal"]["ply"] > ply
         assert detail["seats"][seat]["away"] and not detail["seats"][seat]["bot_holds"]
         assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == timeout
@@ -193,6 +249,35 @@ def test_three_timeouts_hand_the_seat_to_the_bot_and_return_takes_it_back(
         if event["type"] == "seat_timed_out":
             card = next(e for e in listed[i:] if e["type"] == "card_played")
             assert card["ply"] == event["ply"] and card["seat"] == seat
+
+
+def test_against_bots_alone_the_bot_plays_each_turn_only_when_its_time_runs_out(
+    player: Callable[..., Player], travel: Any
+) -> None:
+    """Nobody waits out her turns against the service's bots: past three timeouts the bot
+    does not take the seat (it played the rest of the match in a blink, and she came back
+    to a match over); it plays each of her turns when its time runs out, and she may take
+    the seat back whenever she comes."""
+    alice = player()
+    match_id = alice.create(
+        format="first_to_3", time_control={"per_move_seconds": 10}, on_timeout="bot"
+    )["id"]
+    alice.play_first_legal(match_id)
+    seat = to_move(alice, match_id)["your_seat"]
+    for timeout in range(1, 6):
+        ply = alice.detail(match_id)["current_deal"]["ply"]
+        travel(match_id, 11)
+        assert sweep(alice) == 1
+        detail = to_move(alice, match_id)  # one card for her, the bots', her turn again
+        assert detail["current_deal"]["ply"] in range(ply + 1, ply + 4)
+        assert detail["seats"][seat]["away"] and not detail["seats"][seat]["bot_holds"]
+        assert detail["deadline"] is not None
+        assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == timeout
+    assert "seat_taken_by_bot" not in kinds(alice, match_id)
+    back = alice.post(f"{URL}/{match_id}/return")
+    assert not back["seats"][seat]["away"] and back["to_move"] == seat
+    alice.play_first_legal(match_id)
+    assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == 0
 
 
 def test_playing_again_after_a_timeout_clears_away(

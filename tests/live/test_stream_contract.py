@@ -13,6 +13,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import caches
 from django.test import Client
 from rest_framework.authtoken.models import Token
@@ -725,7 +726,8 @@ def _a_timeout_and_the_bot_reply_read_at_once(
         committed) before the stream hears of either: it reads both cards at once."""
         held: list[tuple[str, Any]] = []
         with mock.patch.object(live, "publish", lambda key, message: held.append((key, message))):
-            db_travel(match.pk, 11)
+            # 10 s a move, and the time a turn gets more after a trick taken
+            db_travel(match.pk, 11 + django_settings.PLAY_TRICK_HOLD_SECONDS)
             assert timeout_enforce(match_id=match.pk) is not None
             until = time.monotonic() + 10
             while games.state(match).turn != 0 and time.monotonic() < until:
