@@ -214,3 +214,106 @@ def test_the_replay_in_italian_and_the_switch_to_english(
     assert re.match(r"Dealer (alice|bob);", page.locator("#log li").first.inner_text())
     assert errors == []
     context.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "move"),
+    [
+        ({"viewport": {"width": 1280, "height": 800}}, "Move"),
+        (
+            {
+                "viewport": {"width": 390, "height": 844},
+                "is_mobile": True,
+                "has_touch": True,
+                "locale": "it-IT",
+            },
+            "Mossa",
+        ),
+    ],
+    ids=["desktop-en", "phone-it"],
+)
+def test_every_press_counts_while_the_steps_load(
+    chromium: Any,
+    live_server: Any,
+    finished_deal: tuple[Deal, User],
+    shots: Any,
+    options: dict[str, Any],
+    move: str,
+) -> None:
+    """Each press moves one step from the step asked for, not from the one on screen: on
+    a slow network (400 ms a request) ten right-arrow presses 150 ms apart end at move 10,
+    and the counter says each step asked for at once; presses with no gap, the buttons,
+    Home, End and the slider count alike, clamped to the deal's ends. (Each press used to
+    count from the step shown, so presses made while one loaded were lost: the audit's
+    ten presses ended at move 4, or at move 1 with no gap.)"""
+    deal, alice = finished_deal
+    context = logged_in_context(chromium, live_server, alice, **options)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    at_ply(page, 0)
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+
+    def label() -> str:
+        return page.inner_text("#ply-label")
+
+    def settled(ply: int) -> None:
+        page.wait_for_selector(f'#replay[data-ply="{ply}"]', timeout=15000)
+        page.wait_for_timeout(600)  # no late answer moves it on
+        assert page.get_attribute("#replay", "data-ply") == str(ply)
+        assert label() == f"{move} {ply} / 40"
+        assert page.locator("#slider").input_value() == str(ply)
+
+    for n in range(1, 11):
+        page.keyboard.press("ArrowRight")
+        assert label() == f"{move} {n} / 40"  # at once, before the step has come
+        page.wait_for_timeout(150)
+    shots(page, "pressed-ahead-of-the-network")
+    settled(10)
+    for _ in range(6):
+        page.click("#next")
+        page.wait_for_timeout(150)
+    settled(16)
+    for _ in range(3):
+        page.keyboard.press("ArrowLeft")
+    settled(13)
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    settled(38)
+    page.keyboard.press("Home")
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    settled(5)
+    page.eval_on_selector(
+        "#slider", "el => { el.value = 30; el.dispatchEvent(new Event('input')); }"
+    )
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    settled(32)
+    # Without the delay, presses with no gap at all; past either end they stop there.
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    for _ in range(12):
+        page.keyboard.press("ArrowRight")
+    settled(40)
+    assert page.locator("#next").is_disabled()
+    for _ in range(10):
+        page.keyboard.press("ArrowLeft")
+    settled(30)
+    for _ in range(45):
+        page.keyboard.press("ArrowLeft")
+    settled(0)
+    assert page.locator("#prev").is_disabled()
+    assert page.locator("#points-0").inner_text() == "0"
+    shots(page, "back-at-the-start")
+    assert errors == []
+    context.close()

@@ -33,7 +33,6 @@
   if (select) select.value = seat;
   let cache = new Map();
   let current = null;
-  let wanted = null;
   let plies = null;
 
   function card(code, extra) {
@@ -252,9 +251,22 @@
     root.dataset.error = body && body.code ? body.code : "error";
   }
 
+  // The step asked for, ``target``: every press (a button, an arrow key, Home, End, the
+  // slider) moves it from where the last press left it, not from the position on screen,
+  // which may still be loading. Its number shows at once; the position follows once it is
+  // fetched, one request at a time, the newest target each time (answers for steps passed
+  // meanwhile are kept in the cache, not drawn). ``Infinity``: the end, before the number
+  // of moves is known. A new view (the seat menu) is a new ``generation``: an answer for
+  // the old one is dropped.
+  let target = null;
+  let loading = false;
+  let generation = 0;
+  let shownGeneration = -1;
+
   async function load(ply) {
     const key = ply === null ? "end" : String(ply);
-    if (cache.has(key)) return cache.get(key);
+    const store = cache;
+    if (store.has(key)) return store.get(key);
     const query = new URLSearchParams();
     if (ply !== null) query.set("ply", ply);
     if (seat !== "" && seat !== "hidden") query.set("seat", seat);
@@ -264,31 +276,76 @@
     });
     const body = await response.json().catch(() => null);
     if (!response.ok) throw body || { code: "error" };
-    cache.set(String(body.ply), body);
+    store.set(String(body.ply), body);
     return body;
   }
 
-  async function go(ply) {
-    if (plies !== null) ply = Math.max(0, Math.min(plies, ply));
-    wanted = ply;
+  // The controls as the target is: its number, the slider, the ends' buttons disabled.
+  function showTarget() {
+    if (target === null || plies === null || !Number.isFinite(target)) return;
+    $("ply-label").textContent = fmt(T.move_of, { ply: target, plies: plies });
+    const slider = $("slider");
+    slider.max = plies;
+    slider.value = target;
+    $("first").disabled = $("prev").disabled = target === 0;
+    $("next").disabled = $("last").disabled = target >= plies;
+    root.dataset.target = target;
+    $("table").setAttribute("aria-busy", current && current.ply === target ? "false" : "true");
+  }
+
+  function go(ply) {
+    if (plies !== null) ply = Math.min(plies, ply);
+    target = Math.max(0, ply);
+    showTarget();
+    pump();
+  }
+
+  async function pump() {
+    if (loading) return;
+    loading = true;
     try {
-      const data = await load(ply);
-      plies = data.plies;
-      if (wanted === ply) render(data);
-    } catch (body) {
-      showError(body);
+      while (target !== null && !(current && current.ply === target && shownGeneration === generation)) {
+        const asked = generation;
+        let data;
+        try {
+          data = await load(Number.isFinite(target) ? target : null);
+        } catch (body) {
+          if (asked !== generation) continue;
+          showError(body);
+          // The controls go back to the position shown.
+          if (current) { target = current.ply; showTarget(); }
+          break;
+        }
+        if (asked !== generation) continue;
+        plies = data.plies;
+        target = Math.min(target, plies);
+        if (data.ply === target) {
+          render(data);
+          shownGeneration = generation;
+        }
+        showTarget();
+      }
+    } finally {
+      loading = false;
     }
   }
 
-  const step = (delta) => { if (current) go(current.ply + delta); };
+  const step = (delta) => {
+    if (target === null) return;
+    if (!Number.isFinite(target)) {
+      if (plies === null) return;
+      target = plies;
+    }
+    go(target + delta);
+  };
   $("first").addEventListener("click", () => go(0));
   $("prev").addEventListener("click", () => step(-1));
   $("next").addEventListener("click", () => step(1));
-  $("last").addEventListener("click", () => { if (plies !== null) go(plies); });
+  $("last").addEventListener("click", () => go(plies !== null ? plies : Infinity));
   $("slider").addEventListener("input", (e) => go(Number(e.target.value)));
   document.addEventListener("keydown", (e) => {
     if (e.target instanceof HTMLSelectElement || e.altKey || e.ctrlKey || e.metaKey) return;
-    const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => go(0), End: () => plies !== null && go(plies) };
+    const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => go(0), End: () => go(plies !== null ? plies : Infinity) };
     if (keys[e.key]) {
       e.preventDefault();
       keys[e.key]();
@@ -301,7 +358,8 @@
       if (seat === "" || seat === "hidden") url.searchParams.delete("seat"); else url.searchParams.set("seat", seat);
       history.replaceState(null, "", url);
       cache = new Map();
-      go(current ? current.ply : 0);
+      generation += 1;
+      go(target !== null && Number.isFinite(target) ? target : current ? current.ply : 0);
     });
   }
 
