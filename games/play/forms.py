@@ -13,7 +13,24 @@ from accounts.models import User
 from accounts.services import RegistrationError, UsernameTakenError, user_register
 
 
-class SignUpForm(forms.Form):
+class FocusOnErrorMixin:
+    """The field a page shown again with errors puts the focus in (``autofocus``,
+    games/templates/games/play/form.html): the first field in error, or the first field
+    when the error is the whole form's (a failed sign-in), so that a keyboard or screen
+    reader user lands on what to correct and hears its error (``aria-describedby``)."""
+
+    @property
+    def focus_field(self) -> str | None:
+        form: Any = self
+        if not form.is_bound or not form.errors:
+            return None
+        names = list(form.fields)
+        if form.non_field_errors():
+            return names[0] if names else None
+        return next((name for name in names if name in form.errors), None)
+
+
+class SignUpForm(FocusOnErrorMixin, forms.Form):
     username = forms.CharField(
         label=pgettext_lazy("form label", "Username"),
         max_length=150,
@@ -48,8 +65,17 @@ class SignUpForm(forms.Form):
         return data
 
 
-class SignInForm(AuthenticationForm):
-    """Django's sign-in form, labelled as the sign-up form is."""
+class SignInForm(FocusOnErrorMixin, AuthenticationForm):
+    """Django's sign-in form, labelled as the sign-up form is. Its error says what is true
+    here: user names are found in any letter case (accounts/backends.py), passwords are
+    not (Django's own message says both "may be" case-sensitive)."""
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": _(
+            "Wrong user name or password. The password is case-sensitive; the user name is not."
+        ),
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -62,6 +62,20 @@ def test_sign_in_and_out(user_factory: Callable[..., User], fast_password_hashin
     assert client.get("/play/")["Location"] == "/play/signin/?next=/play/"
     bad = client.post("/play/signin/", {"username": "dora", "password": "wrong-password"})
     assert bad.status_code == 200 and "_auth_user_id" not in client.session
+    # The error says what is true of letter case ("DORA" is dora; the password is exact),
+    # and the page opens with the focus in the user name field, described by the error.
+    html = bad.content.decode()
+    assert (
+        '<div id="form-errors" role="alert"><p class="error">Wrong user name or password. '
+        "The password is case-sensitive; the user name is not.</p></div>"
+    ) in html
+    assert "may be case-sensitive" not in html
+    username = re.search(r'<input type="text" name="username"[^>]*>', html)
+    assert username and 'aria-describedby="form-errors"' in username.group(0), html
+    assert " autofocus" in username.group(0)
+    assert html.count(" autofocus") == 1
+    capitals = Client().post("/play/signin/", {"username": "DORA", "password": "a-long-password-1"})
+    assert capitals.status_code == 302
     good = client.post(
         "/play/signin/?next=/play/", {"username": "dora", "password": "a-long-password-1"}
     )
