@@ -100,9 +100,17 @@ def lobby_levels() -> list[tuple[str, str]]:
 
 def lobby_strings() -> dict[str, object]:
     """The lobby's own words, beside the play pages' (games/play/strings.py): a 4-player
-    match's partner, and a form that invites more people than the table has seats for."""
+    match's partner and pairs, a table called off, and a form that invites more people
+    than the table has seats for."""
     return {
         "with_partner": _("with %(name)s"),
+        # A table of four one has no seat at, its two pairs as they sit (each pair's names
+        # and open seats joined with "&"): "alice & open seat vs bob & open seat".
+        "pairs": _("%(first)s vs %(second)s"),
+        # A table called off before anybody else joined it (My matches).
+        "nobody_joined": _("Table called off: nobody joined"),
+        # A person invited to a table that was called off before they joined.
+        "did_not_join": _("did not join"),
         "too_many_invited": {
             "2": _(
                 "Too many names: a table of 2 has room for one other person, and %(n)s are invited."

@@ -111,6 +111,16 @@ $("vs-bot").addEventListener("submit", (event) => {
   create({ players, format: chosen(form, "format"), seats, ...timeControl(form) }, $("play-bot"));
 });
 
+// At a table of 4, where the names invited sit: said under the field, and its description.
+function inviteSeats() {
+  const four = chosen($("vs-people"), "players") === "4";
+  $("invite-seats").hidden = !four;
+  if (four) $("invite").setAttribute("aria-describedby", "invite-seats");
+  else $("invite").removeAttribute("aria-describedby");
+}
+$("vs-people").querySelectorAll('input[name="players"]').forEach((input) => input.addEventListener("change", inviteSeats));
+inviteSeats();
+
 $("vs-people").addEventListener("submit", (event) => {
   event.preventDefault();
   clearErrors();
@@ -129,20 +139,29 @@ $("vs-people").addEventListener("submit", (event) => {
   create({ players, format: chosen(form, "format"), seats, ...timeControl(form) }, $("open-table"));
 });
 
-// The others at the table by name (an invited person not there yet: "(waiting)"); open
-// seats are not people: a table with nobody else yet says it waits for players. In a
+// The others at the table by name (an invited person not there yet: "(waiting)", or on a
+// table that was called off, "(did not join)"); open seats are not people: a table with
+// nobody else yet says it waits for players, or, called off, that nobody joined. In a
 // match of four the partner (the seat opposite, the same team: docs/rules.md) is "with",
-// the other team "vs": "with bob · vs carol, dave".
+// the other team "vs": "with bob · vs carol, dave". A table of four one has no seat at
+// (Open tables) names its two pairs as they sit, open seats included: "alice & open seat
+// vs bob (waiting) & open seat"; who would be one's partner depends on the seat taken.
 function opponents(match) {
-  const name = (s) => s.user + (s.joined ? "" : " (" + T.status.waiting + ")");
+  const pending = match.status === "waiting" ? T.status.waiting : L.did_not_join;
+  const name = (s) => s.user + (s.joined ? "" : " (" + pending + ")");
   const mine = match.seats.find((s) => s.user === me);
+  if (match.players === 4 && !mine) {
+    const pair = (team) => match.seats.filter((s) => s.team === team).map((s) => (s.user ? name(s) : T.open_seat)).join(" & ");
+    return fmt(L.pairs, { first: pair(0), second: pair(1) });
+  }
   const others = match.seats.filter((s) => s.user && s.user !== me);
   const partner = match.players === 4 && mine ? others.find((s) => s.team === mine.team) : null;
   const against = others.filter((s) => s !== partner).map(name);
   const words = [];
   if (partner) words.push(fmt(L.with_partner, { name: name(partner) }));
   if (against.length) words.push(T.vs + " " + against.join(", "));
-  return words.length ? words.join(" · ") : T.waiting;
+  if (words.length) return words.join(" · ");
+  return match.status === "waiting" ? T.waiting : L.nobody_joined;
 }
 
 function describe(match) {
