@@ -161,13 +161,11 @@ def table_strings() -> dict[str, object]:
         # The timeout bot and the person's seat (on_timeout "bot").
         "bot_plays_your_card": _("Your time ran out: a bot is playing this card for you"),
         "bot_plays_held_seat": _("A bot is playing your card"),
-        "bot_played_for_you": _(
-            "Your time ran out and a bot played a card for you. Play your next card in time, "
-            "or take your seat back now."
-        ),
+        # Short: the banner holds them beside "Take my seat back" and above the hand, with
+        # the whole table still on a phone's screen (390x844) in Italian.
+        "bot_played_for_you": _("Your time ran out and a bot played a card for you."),
         "bot_holds_your_seat": _(
-            "After three timeouts in a row, a bot holds your seat and plays your cards until "
-            "you take it back."
+            "Three timeouts in a row: a bot holds your seat and plays your cards."
         ),
         "away_tag": _("away: a bot played for them"),
         "bot_holds_tag": _("away: a bot plays for them"),
