@@ -112,6 +112,12 @@ def table_strings() -> dict[str, object]:
         "your_team": _("Your team"),
         "you_side": _("You"),
         "their_team": _("Their team"),
+        # The sides in the middle of a sentence (the score told to a screen reader).
+        "your_team_lower": _("your team"),
+        "their_team_lower": _("their team"),
+        # Told to a screen reader when the score changed (the numbers alone are not).
+        "score_news_points": _("Points so far: %(us_name)s %(us)s, %(them_name)s %(them)s."),
+        "score_news_deals": _("Deals won: %(us_name)s %(us)s, %(them_name)s %(them)s."),
         "your_turn": _("Your turn: choose a card"),
         "your_turn_short": _("Your turn"),
         # While the card chosen is on its way to the server.

@@ -8,17 +8,23 @@ person.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from accounts.models import User
+from games import rules
 from games.clocks.services import TimeControl
 from games.matches.services import SeatSpec, match_create
 from games.models import Match, Seat
 from tests.browser.conftest import DESKTOP, PHONE, boxes_outside_viewport, session_context
-from tests.browser.test_play_pages import MY_TURN, TABLE_PARTS, errors_of
+from tests.browser.test_play_pages import (
+    MY_TURN,
+    TABLE_PARTS,
+    errors_of,
+)
 from tests.browser.test_table_audit import forget_snapshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -82,5 +88,110 @@ def test_the_away_banner_keeps_the_whole_table_on_a_phone(
     assert boxes_outside_viewport(page, parts) == [], (language, held)
     height, screen = scroll_height(page)
     assert height <= screen, (height, screen)
+    assert errors == []
+    context.close()
+
+
+# --- The score, as a screen reader hears it -------------------------------------------------
+
+# Each time one of the score's numbers is written: [id, text before, text after]; and each
+# text the score's live region is given.
+WATCH_SCORE = """() => {
+  window.rewrites = [];
+  window.scoreSaid = [];
+  for (const id of ['score-us', 'score-them', 'points-us', 'points-them']) {
+    const el = document.getElementById(id);
+    let before = el.textContent;
+    new MutationObserver(() => {
+      window.rewrites.push([id, before, el.textContent]);
+      before = el.textContent;
+    }).observe(el, {childList: true, characterData: true, subtree: true});
+  }
+  const news = document.getElementById('score-news');
+  if (news) {
+    new MutationObserver(() => window.scoreSaid.push(news.textContent))
+      .observe(news, {childList: true, characterData: true, subtree: true});
+  }
+}"""
+
+# Whether an element is in a live region (its own role or aria-live, or an ancestor's).
+IN_LIVE_REGION = """(id) => {
+  for (let el = document.getElementById(id); el; el = el.parentElement) {
+    const live = el.getAttribute('aria-live');
+    if (live === 'off') return false;
+    if (live) return true;
+    if (el.matches('output, [role=status], [role=log], [role=alert]')) return true;
+  }
+  return false;
+}"""
+
+
+@pytest.mark.parametrize(
+    ("language", "points", "deals"),
+    [
+        ("en", "Points so far: you {}, bob {}.", "Deals won: you {}, bob {}."),
+        ("it", "Punti finora: tu {}, bob {}.", "Mani vinte: tu {}, bob {}."),
+    ],
+    ids=["en", "it"],
+)
+def test_the_score_is_told_as_a_sentence_only_when_it_changes(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    games: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    language: str,
+    points: str,
+    deals: str,
+) -> None:
+    """The numbers of the score and of the points so far are no live regions of their own
+    (a screen reader said a bare "13", "0"), and none is rewritten unchanged; one polite
+    live region says, as a sentence, the points after a trick that changed them and the
+    deals won after a deal."""
+    # One deal for both languages, which one side wins (a drawn deal changes no score).
+    monkeypatch.setattr(rules, "new_seed", lambda: "score-told-1")
+    alice, bob = people(username="alice"), people(username="bob")
+    match = games.person_match(alice, bob, format="first_to_2")
+    games.play(match, 34)
+    context = session_context(chromium, live_server, alice, locale=language, **PHONE)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    page.wait_for_selector('#play[data-state="playing"]', state="attached")
+    for number in ("score-us", "score-them", "points-us", "points-them"):
+        assert not page.evaluate(IN_LIVE_REGION, number), number
+    snapshot = page.locator("#play").aria_snapshot()
+    assert not re.search(r'^\s*- status( "[^"]*")?: "?\d+"?\s*$', snapshot, re.M), snapshot
+    assert page.get_attribute("#score-news", "aria-live") == "polite"
+    page.evaluate(WATCH_SCORE)
+    # The points shown at first, then after each ply.
+    seen = [(page.inner_text("#points-us"), page.inner_text("#points-them"))]
+    for _ply in range(34, 40):
+        ply = page.get_attribute("#play", "data-ply")
+        if page.get_attribute("#play", "data-my-turn") == "1":
+            page.locator('#hand button[aria-disabled="false"]').first.click()
+        else:
+            games.play(match, 1)
+        page.wait_for_function(
+            "ply => document.getElementById('play').dataset.ply !== ply"
+            " || document.getElementById('play').dataset.state !== 'playing'",
+            arg=ply,
+            timeout=15000,
+        )
+        page.wait_for_selector('#play:not([data-held="1"])', state="attached")
+        seen.append((page.inner_text("#points-us"), page.inner_text("#points-them")))
+    page.wait_for_selector('#play[data-state="deal-over"]', state="attached", timeout=15000)
+    rewrites = page.evaluate("window.rewrites")
+    assert [r for r in rewrites if r[1] == r[2]] == [], rewrites
+    said = " ".join(page.evaluate("window.scoreSaid"))
+    # Each change of the points (a trick with points taken) is said, with both sides.
+    changes = [p for i, p in enumerate(seen) if i and p != seen[i - 1]]
+    assert changes, seen
+    for us, them in changes:
+        assert points.format(us, them) in said, (said, seen)
+    won = (page.inner_text("#score-us"), page.inner_text("#score-them"))
+    assert won in {("1", "0"), ("0", "1")}, won
+    assert deals.format(*won) in said, said
+    assert re.fullmatch(r"[^\d]*(\d+[^\d]+){2,}", said), said  # sentences, no bare numbers
     assert errors == []
     context.close()

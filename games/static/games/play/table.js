@@ -44,6 +44,13 @@ const feed = new MatchFeed({
   },
 });
 
+// Writes ``text`` into ``el`` only if it is not there already: a live region (or a screen
+// reader watching the page) is not told the same words again.
+function setText(el, text) {
+  const value = String(text);
+  if (el.textContent !== value) el.textContent = value;
+}
+
 function toast(text) {
   const el = $("toast");
   el.textContent = text;
@@ -282,11 +289,51 @@ function drawStock(deal) {
   $("pile").classList.toggle("empty", deal.stock_count === 0);
   $("pile").setAttribute("role", "img");
   $("pile").setAttribute("aria-label", fmt(T.stock, { n: deal.stock_count }));
-  // Points so far: RULES.md lets every seat know each team's captured points.
+  const points = pointsSoFar(deal);
+  setText($("points-us"), points[0]);
+  setText($("points-them"), points[1]);
+}
+
+// Points so far, the viewer's side first: RULES.md lets every seat know each team's
+// captured points.
+function pointsSoFar(deal) {
   const points = [0, 0];
-  deal.tricks.forEach((t) => { points[t.winner % 2] += t.points; });
-  $("points-us").textContent = points[myTeam()];
-  $("points-them").textContent = points[1 - myTeam()];
+  if (deal) deal.tricks.forEach((t) => { points[t.winner % 2] += t.points; });
+  return [points[myTeam()], points[1 - myTeam()]];
+}
+
+// Screen readers hear the score as a sentence (#score-news, a polite live region), and only
+// when it changed: the points so far after a trick that changed them, the deals won after
+// a deal ("Points so far: you 13, bob 0."). The numbers shown are plain text.
+let scoreTold = null; // {deal, points, won}: the score as last told (or seen at load)
+
+// The two sides as the score's sentence names them, the viewer's first.
+function sideNames() {
+  if (detail.players === 2) {
+    return [ownSeat() !== null ? T.you : seatName(bottomSeat()), seatName(1 - bottomSeat())];
+  }
+  if (ownSeat() !== null) return [T.your_team_lower, T.their_team_lower];
+  return [fmt(T.team, { n: myTeam() + 1 }), fmt(T.team, { n: 2 - myTeam() })];
+}
+
+function tellScore(deal) {
+  const points = pointsSoFar(deal);
+  const us = myTeam();
+  const won = [detail.deals_won[us], detail.deals_won[1 - us]];
+  const now = { deal: deal ? deal.id : null, points: points.join(" "), won: won.join(" ") };
+  const before = scoreTold;
+  scoreTold = now;
+  if (!before) return; // a page just opened: nothing to catch up on
+  const [mine, theirs] = sideNames();
+  const news = [];
+  if (now.won !== before.won) {
+    news.push(fmt(T.score_news_deals, { us_name: mine, us: won[0], them_name: theirs, them: won[1] }));
+  }
+  // A new deal's points start again from 0: nothing to tell.
+  if (deal && now.deal === before.deal && now.points !== before.points) {
+    news.push(fmt(T.score_news_points, { us_name: mine, us: points[0], them_name: theirs, them: points[1] }));
+  }
+  if (news.length) setText($("score-news"), news.join(" "));
 }
 
 function myTurn() {
@@ -347,9 +394,9 @@ function drawAway() {
 
 function drawStatus(deal) {
   const us = myTeam();
-  $("score-us").textContent = detail.deals_won[us];
-  $("score-them").textContent = detail.deals_won[1 - us];
-  $("match-title").textContent = fmt(T.match_of, { format: T.formats[detail.format] || detail.format, players: detail.players });
+  setText($("score-us"), detail.deals_won[us]);
+  setText($("score-them"), detail.deals_won[1 - us]);
+  setText($("match-title"), fmt(T.match_of, { format: T.formats[detail.format] || detail.format, players: detail.players }));
   let text = "";
   if (frozen) text = fmt(T.deal_over, { n: frozen.number });
   else if (invitedSeat() !== null) text = fmt(T.invited_you, { name: detail.created_by });
@@ -489,6 +536,7 @@ function draw() {
   drawTrick(deal);
   tell(deal);
   drawStock(deal);
+  tellScore(deal);
   drawHand(deal);
   root.dataset.ply = deal ? deal.ply : "";
   root.dataset.deal = deal ? deal.number : "";
@@ -537,8 +585,15 @@ function show(data) {
   if (!["ending", "deal-over", "match-over"].includes(root.dataset.state)) {
     root.dataset.state = data.status === "active" || data.status === "waiting" ? "playing" : "over";
   }
-  draw();
   const ended = data.deals.filter((d) => d.status !== "active" && !seenOverDeals.has(d.id));
+  // A deal that ended as the match went on to the next one: the finished deal stays drawn
+  // (see dealEnded) from this drawing on, the next deal not drawn for a moment in between
+  // (its points, its cards told to a screen reader, before the deal's end).
+  const over = ended.length ? ended[ended.length - 1] : null;
+  if (over && before && before.id === over.id && (!deal || deal.id !== over.id)) {
+    frozen = { ...before, turn: null, legal: [] };
+  }
+  draw();
   if (ended.length) {
     const last = ended[ended.length - 1];
     ended.forEach((d) => seenOverDeals.add(d.id));
