@@ -156,6 +156,8 @@ def table_strings() -> dict[str, object]:
         "lobby": _("Back to the lobby"),
         "resign": _("Resign"),
         "resign_confirm": _("Resign the match? The other team wins it."),
+        # Two players: the opponent wins it, by name.
+        "resign_confirm_1v1": _("Resign the match? %(name)s wins it."),
         # Before every person at the table has played a card, a resignation calls the match
         # off (unrated, nobody wins) rather than losing it.
         "resign_confirm_early": _(

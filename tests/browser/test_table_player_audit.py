@@ -24,6 +24,8 @@ from tests.browser.test_play_pages import (
     MY_TURN,
     TABLE_PARTS,
     errors_of,
+    play_card,
+    wait_turn_or_end,
 )
 from tests.browser.test_table_audit import forget_snapshots
 
@@ -193,5 +195,53 @@ def test_the_score_is_told_as_a_sentence_only_when_it_changes(
     assert won in {("1", "0"), ("0", "1")}, won
     assert deals.format(*won) in said, said
     assert re.fullmatch(r"[^\d]*(\d+[^\d]+){2,}", said), said  # sentences, no bare numbers
+    assert errors == []
+    context.close()
+
+
+# --- The resign question ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "players", "asked"),
+    [
+        ("en", 2, "Resign the match? bot-random wins it."),
+        ("it", 2, "Abbandonare la partita? La vince bot-random."),
+        ("en", 4, "Resign the match? The other team wins it."),
+        ("it", 4, "Abbandonare la partita? La vince la squadra avversaria."),
+    ],
+    ids=["en-2", "it-2", "en-4", "it-4"],
+)
+def test_the_resign_question_names_who_wins(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    language: str,
+    players: int,
+    asked: str,
+) -> None:
+    """Once everyone has played a card, resigning asks first: in a 2-player match the
+    opponent wins it (not "the other team"); with 4 players the other team does. Saying
+    no leaves the match as it was."""
+    alice = people(username="alice")
+    match = bot_table(alice, players=players)
+    context = session_context(chromium, live_server, alice, locale=language, **DESKTOP)
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    assert wait_turn_or_end(page) == "playing"
+    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
+    assert wait_turn_or_end(page) == "playing"
+    questions: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        questions.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", answer)
+    page.click("#resign")
+    assert questions == [asked]
+    match.refresh_from_db()
+    assert match.status == "active"
     assert errors == []
     context.close()

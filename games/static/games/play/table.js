@@ -827,8 +827,16 @@ async function answerInvitation(button, path) {
 $("join").addEventListener("click", () => answerInvitation($("join"), "/join"));
 $("decline").addEventListener("click", () => answerInvitation($("decline"), "/decline"));
 
+// Who wins if the viewer resigns: the opponent, by name, of a 2-player match; the other
+// team of 4 players. Before everyone has played a card, nobody: the match is called off.
+function resignQuestion() {
+  if (!everyonePlayed()) return T.resign_confirm_early;
+  if (detail.players === 2) return fmt(T.resign_confirm_1v1, { name: seatName(1 - mySeat()) });
+  return T.resign_confirm;
+}
+
 $("resign").addEventListener("click", async () => {
-  if (!window.confirm(everyonePlayed() ? T.resign_confirm : T.resign_confirm_early)) return;
+  if (!window.confirm(resignQuestion())) return;
   try {
     const answer = await api(root.dataset.api + "/resign", { method: "POST" });
     feed.seen(answer.data, answer.etag);
