@@ -245,3 +245,58 @@ def test_the_resign_question_names_who_wins(
     assert match.status == "active"
     assert errors == []
     context.close()
+
+
+# --- The last trick ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "size", "players"),
+    [("en", "desktop", 2), ("it", "phone", 4), ("en", "phone", 4), ("it", "desktop", 2)],
+    ids=["en-desktop-2", "it-phone-4", "en-phone-4", "it-desktop-2"],
+)
+def test_the_last_trick_says_who_played_each_card(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    shots: Any,
+    language: str,
+    size: str,
+    players: int,
+) -> None:
+    """The "Last trick" dialog shows each card over the name of the seat that played it,
+    in the order played, the card that took the trick marked, and who took it."""
+    alice = people(username="alice")
+    match = bot_table(alice, players=players, format="single")
+    context = session_context(chromium, live_server, alice, locale=language, **SIZES[size])
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/play/{match.pk}/")
+    assert wait_turn_or_end(page) == "playing"
+    play_card(page, page.locator('#hand button[aria-disabled="false"]').first.click)
+    assert wait_turn_or_end(page) == "playing"
+    detail = page.evaluate(
+        "async (url) => (await fetch(url, {credentials: 'same-origin'})).json()",
+        f"/api/v1/matches/{match.pk}",
+    )
+    trick = detail["current_deal"]["tricks"][-1]
+    names = [detail["seats"][seat]["user"] for seat in trick["seats"]]
+    assert "alice" in names and len(names) == players
+    page.click("#show-last")
+    page.wait_for_selector("#last-dialog[open]")
+    figures = page.locator("#last-cards figure")
+    assert figures.count() == players
+    captions = page.locator("#last-cards figure figcaption")
+    assert [c.inner_text() for c in captions.all()] == names
+    cards = page.locator("#last-cards figure .card")
+    assert [c.get_attribute("data-card") for c in cards.all()] == trick["cards"]
+    winner = page.locator("#last-cards figure.winner figcaption")
+    assert winner.count() == 1
+    assert winner.inner_text() == detail["seats"][trick["winner"]]["user"]
+    taken = {"en": "Taken by {}, {} points", "it": "Presa da {}, {} punti"}[language]
+    assert page.inner_text("#last-caption") == taken.format(winner.inner_text(), trick["points"])
+    assert boxes_outside_viewport(page, "#last-dialog, #last-dialog figure") == []
+    shots(page, "last-trick")
+    page.keyboard.press("Escape")
+    assert errors == []
+    context.close()

@@ -927,10 +927,21 @@ $("show-last").addEventListener("click", () => {
   const cards = $("last-cards");
   cards.replaceChildren();
   if (trick) {
+    // Each card with the name of who played it under it, in the order played; the card
+    // that took the trick marked, as the caption says.
     trick.cards.forEach((c, i) => {
-      const el = cardImage(c, trick.seats[i] === trick.winner ? "winner" : "");
-      el.setAttribute("aria-label", fmt(T.played_by, { card: cardName(c), name: seatName(trick.seats[i]) }));
-      cards.appendChild(el);
+      const seat = trick.seats[i];
+      const figure = document.createElement("figure");
+      figure.className = "played" + (seat === trick.winner ? " winner" : "");
+      figure.dataset.seat = seat;
+      const el = cardImage(c, seat === trick.winner ? "winner" : "");
+      el.setAttribute("aria-label", fmt(T.played_by, { card: cardName(c), name: seatName(seat) }));
+      const name = document.createElement("figcaption");
+      name.textContent = seatName(seat);
+      name.title = seatName(seat);
+      name.setAttribute("aria-hidden", "true"); // the card's own name says who played it
+      figure.append(el, name);
+      cards.appendChild(figure);
     });
     $("last-caption").textContent = fmt(T.trick_won_by, { name: seatName(trick.winner), points: trick.points });
   } else {
