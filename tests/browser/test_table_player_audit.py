@@ -27,6 +27,7 @@ from tests.browser.test_play_pages import (
     play_card,
     wait_turn_or_end,
 )
+from tests.browser.test_play_table_flow import run_out_of_time, timed_table_after_a_card
 from tests.browser.test_table_audit import forget_snapshots
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -298,5 +299,45 @@ def test_the_last_trick_says_who_played_each_card(
     assert boxes_outside_viewport(page, "#last-dialog, #last-dialog figure") == []
     shots(page, "last-trick")
     page.keyboard.press("Escape")
+    assert errors == []
+    context.close()
+
+
+# --- The clock of a match that is over --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "size", "rule"),
+    [("en", "phone", "per move"), ("it", "desktop", "a mossa")],
+    ids=["en-phone", "it-desktop"],
+)
+def test_the_clock_shows_no_rule_once_the_match_is_over(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    shots: Any,
+    language: str,
+    size: str,
+    rule: str,
+) -> None:
+    """A match lost on time: the clock area no longer says "60 s per move, or the match is
+    lost" (a rule of a match still played) with no time beside it; after a reload too."""
+    match, context, page, errors = timed_table_after_a_card(
+        chromium, live_server, people, TimeControl(per_move_seconds=60), language
+    )
+    page.set_viewport_size(SIZES[size]["viewport"])
+    assert page.locator("#clock").is_visible()
+    assert rule in page.inner_text("#clock-rule")
+    assert run_out_of_time(match) == "forfeit"
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached", timeout=15000)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#end-dialog:not([open])", state="attached")
+    assert page.locator("#clock").is_hidden()
+    assert rule not in page.inner_text("#play")
+    shots(page, "after-the-end")
+    page.reload()
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached")
+    assert page.locator("#clock").is_hidden()
+    assert rule not in page.inner_text(".status")
     assert errors == []
     context.close()

@@ -492,7 +492,10 @@ function everyonePlayed() {
 function drawClock() {
   const clock = $("clock");
   const control = detail.time_control;
-  if (!control) { clock.hidden = true; return; }
+  // Once the match is over, no clock: its rule ("5 s per move, or the match is lost") is
+  // one of a match still played, and the end's own line says how it ended.
+  const over = detail.status === "finished" || detail.status === "aborted";
+  if (!control || over) { clock.hidden = true; return; }
   clock.hidden = false;
   const deal = detail.current_deal;
   let rule = timeControlText(detail, true);
