@@ -142,6 +142,13 @@ def table_strings() -> dict[str, object]:
         "match_won": _("You won the match!"),
         "match_lost": _("You lost the match."),
         "match_over_title": _("The match is over"),
+        # At the end of a match in which the timeout bot played for the viewer's seat (the
+        # match's events seat_timed_out, seat_taken_by_bot): the result alone hid it.
+        "end_bot_played": _("A bot played for you after your time ran out."),
+        "end_bot_held": _(
+            "A bot held your seat and played your cards after your time ran out three times "
+            "in a row."
+        ),
         "deal_won": _("Your team wins the deal"),
         "deal_lost": _("The other team wins the deal"),
         "deal_drawn": _("Drawn deal, 60 each"),

@@ -341,3 +341,96 @@ def test_the_clock_shows_no_rule_once_the_match_is_over(
     assert rule not in page.inner_text(".status")
     assert errors == []
     context.close()
+
+
+# --- The end of a match a bot played for the person -----------------------------------------
+
+
+def time_out_when_due(match: Match) -> str | None:
+    """The person's (seat 0's) deadline, once it is their turn with one, passes now."""
+    import time
+
+    for _ in range(100):
+        match.refresh_from_db()
+        if match.status != "active":
+            return None
+        if match.to_move_seat == 0 and match.deadline is not None:
+            return run_out_of_time(match)
+        time.sleep(0.1)
+    raise AssertionError("the person's turn never came")
+
+
+@pytest.mark.parametrize(
+    ("language", "timeouts", "said"),
+    [
+        ("en", 1, "A bot played for you after your time ran out."),
+        ("it", 1, "Un bot ha giocato per te dopo che il tuo tempo era scaduto."),
+        (
+            "en",
+            3,
+            "A bot held your seat and played your cards after your time ran out three "
+            "times in a row.",
+        ),
+        (
+            "it",
+            3,
+            "Un bot ha occupato il tuo posto e giocato le tue carte dopo tre tempi scaduti "
+            "di fila.",
+        ),
+    ],
+    ids=["en-once", "it-once", "en-held", "it-held"],
+)
+def test_the_end_says_a_bot_played_for_the_person(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    shots: Any,
+    quick_tricks: None,
+    language: str,
+    timeouts: int,
+    said: str,
+) -> None:
+    """With "a bot plays their cards": the person's time runs out once (then they resign),
+    or three times in a row (the bot holds the seat and plays the match to its end). The
+    end dialog and, once it is closed, the table say a bot played for them, beside the
+    result; a match with no timeout says nothing of the kind."""
+    match, context, page, errors = timed_table_after_a_card(
+        chromium,
+        live_server,
+        people,
+        TimeControl(per_move_seconds=60, on_timeout="bot", bot_level="random"),
+        language,
+    )
+    for _ in range(timeouts):
+        assert time_out_when_due(match) == "bot"
+    if timeouts == 1:
+        wait_turn_or_end(page)
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#resign")
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached", timeout=30000)
+    assert page.inner_text("#end-bot-note") == said
+    assert page.locator("#end-bot-note").is_visible()
+    shots(page, f"{language}-end-dialog")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#end-dialog:not([open])", state="attached")
+    assert page.inner_text("#bot-note") == said
+    assert boxes_outside_viewport(page, "#bot-note, .actions button, .actions a") == []
+    shots(page, f"{language}-after-the-dialog")
+    assert errors == []
+    context.close()
+
+
+def test_the_end_of_a_match_without_timeouts_says_no_bot_played(
+    chromium: Any, live_server: Any, people: Callable[..., User]
+) -> None:
+    match, context, page, errors = timed_table_after_a_card(
+        chromium, live_server, people, TimeControl(per_move_seconds=60, on_timeout="bot")
+    )
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#resign")
+    page.wait_for_selector('#play[data-state="match-over"]', state="attached")
+    assert "You lost the match." in page.inner_text("#end-result")
+    assert page.locator("#end-bot-note").is_hidden()
+    assert page.locator("#bot-note").is_hidden()
+    assert errors == []
+    context.close()

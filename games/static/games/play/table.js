@@ -415,6 +415,7 @@ function drawStatus(deal) {
   if ($("turn").textContent !== text) $("turn").textContent = text;
   $("resign").hidden = !(detail.status === "active" && mySeat() !== null);
   drawAway();
+  drawBotNote();
   // A table still waiting for players: the one who opened it may call it off; no deal
   // yet, so no last trick to show.
   $("cancel").hidden = !(detail.status === "waiting" && detail.created_by === root.dataset.me);
@@ -649,6 +650,8 @@ async function dealEnded(summary, before) {
   const sides = $("end-sides");
   sides.replaceChildren();
   const taken = [[], []];
+  // Whether the timeout bot played for the viewer, asked beside the deal's record.
+  const botNote = matchOver ? botPlayedForMe() : Promise.resolve("");
   try {
     // The dialog waits for the cards taken, but not long: the points need no record.
     const record = (await api(root.dataset.deals + summary.id, { timeoutMs: RECORD_TIMEOUT_MS })).data;
@@ -660,6 +663,8 @@ async function dealEnded(summary, before) {
   } catch (error) {
     // The points still show; the cards need the record.
   }
+  botPlayedNote = await botNote;
+  drawBotNote();
   // The deal's last trick stays in view a moment before the dialog covers it.
   if (inView && inView.key.startsWith(summary.id + ":")) await pause(inView.since + HOLD_MS - performance.now());
   [us, 1 - us].forEach((team) => {
@@ -683,6 +688,38 @@ async function dealEnded(summary, before) {
   if (!dialog.open) dialog.showModal();
   root.dataset.state = matchOver ? "match-over" : "deal-over";
   (matchOver ? ($("rematch").hidden ? $("to-lobby") : $("rematch")) : $("next-deal")).focus();
+}
+
+// At the end of a match, whether the timeout bot played for the viewer's seat, in words
+// ("A bot played for you after your time ran out."), else "": read from the match's events
+// (seat_timed_out with action "bot", seat_taken_by_bot), or from the seat's marks should
+// the events not come.
+let botPlayedNote = "";
+
+async function botPlayedForMe() {
+  const seat = mySeat();
+  if (seat === null) return "";
+  try {
+    const answer = await api(root.dataset.api + "/events", { timeoutMs: RECORD_TIMEOUT_MS });
+    const events = (answer.data && answer.data.events) || [];
+    const mine = events.filter((e) => e.seat === seat);
+    if (mine.some((e) => e.type === "seat_taken_by_bot")) return T.end_bot_held;
+    if (mine.some((e) => e.type === "seat_timed_out" && e.action === "bot")) return T.end_bot_played;
+    return "";
+  } catch (error) {
+    const marks = detail.seats[seat] || {};
+    return marks.bot_holds ? T.end_bot_held : marks.away ? T.end_bot_played : "";
+  }
+}
+
+// The note in the end dialog and, once the dialog is closed, on the table.
+function drawBotNote() {
+  const over = detail.status === "finished" || detail.status === "aborted";
+  const text = over ? botPlayedNote : "";
+  [$("end-bot-note"), $("bot-note")].forEach((el) => {
+    setText(el, text);
+    el.hidden = !text;
+  });
 }
 
 // Only a finished match has a rematch (the API's: 409 match_not_finished otherwise), for
