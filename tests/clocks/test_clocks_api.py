@@ -82,7 +82,9 @@ def test_every_view_shows_the_deadline_and_seconds_left(
 
 
 def _allowance_given(match_id: str) -> float:
-    """Seconds from the card that started the turn to the deadline it set."""
+    """Seconds from the card that started the turn to the deadline it set: the card's time
+    by the web server's clock, the deadline by the database's (PostgreSQL's, at its
+    transaction's start), which may differ by a fraction of a second on a busy machine."""
     match = Match.objects.get(pk=match_id)
     last = Move.objects.filter(deal__match=match).order_by("-created_at").first()
     assert match.deadline is not None and last is not None
@@ -103,7 +105,7 @@ def test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more(
     for _ in range(6):
         alice.play_first_legal(against_bot)
         to_move(alice, against_bot)
-        assert abs(_allowance_given(against_bot) - 14) < 0.5
+        assert abs(_allowance_given(against_bot) - 14) < 1.5  # the clocks: web's, database's
     people = alice.create(seats=[{"user": "bob"}], time_control={"per_move_seconds": 10})["id"]
     bob.join(people)
     _everyone_plays_once(people, alice, bob)  # past the first trick
@@ -114,7 +116,7 @@ def test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more(
         table = mover.detail(people)["current_deal"]["table"]
         after_a_trick = not table  # the mover leads: the trick before was just taken
         seen.add(after_a_trick)
-        assert abs(_allowance_given(people) - (14 if after_a_trick else 10)) < 0.5, table
+        assert abs(_allowance_given(people) - (14 if after_a_trick else 10)) < 1.5, table
         mover.play_first_legal(people)
     assert seen == {True, False}
 
