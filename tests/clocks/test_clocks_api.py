@@ -297,16 +297,23 @@ def test_playing_again_after_a_timeout_clears_away(
     assert Seat.objects.get(match_id=match_id, number=seat).timeouts_in_row == 0
 
 
-def test_the_sweep_applies_deadlines_in_process_on_a_request(
-    player: Callable[..., Player], travel: Any, settings: Any
-) -> None:
-    """Without a broker (make run), a request runs the sweep on its way in."""
+def _a_deadline_passed(player: Callable[..., Player], travel: Any, settings: Any) -> Any:
+    """alice's match, 10 s a move, past her first card: its deadline passed, not applied
+    yet, and the in-process sweep free to run on the next request (no wait between runs)."""
     alice = player()
     match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
     alice.play_first_legal(match_id)
     to_move(alice, match_id)
     travel(match_id, 11)
     settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    return alice, match_id
+
+
+def test_the_sweep_applies_deadlines_in_process_on_a_request(
+    player: Callable[..., Player], travel: Any, settings: Any
+) -> None:
+    """Without a broker (make run), a request runs the sweep on its way in."""
+    alice, match_id = _a_deadline_passed(player, travel, settings)
     assert alice.detail(match_id)["end_reason"] == "timeout"
 
 
@@ -319,12 +326,7 @@ def test_the_pages_apply_a_passed_deadline_before_they_show_the_match(
     table "Time left 0:00") until the page's own API calls ran it."""
     from django.test import Client
 
-    alice = player()
-    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
-    alice.play_first_legal(match_id)
-    to_move(alice, match_id)
-    travel(match_id, 11)
-    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    _, match_id = _a_deadline_passed(player, travel, settings)
     Client().get(page.format(match=match_id))
     assert Match.objects.get(pk=match_id).end_reason == "timeout"
 
@@ -334,12 +336,7 @@ def test_a_static_file_or_a_probe_runs_no_sweep(
 ) -> None:
     from django.test import Client
 
-    alice = player()
-    match_id = alice.create(time_control={"per_move_seconds": 10})["id"]
-    alice.play_first_legal(match_id)
-    to_move(alice, match_id)
-    travel(match_id, 11)
-    settings.CLOCK_IN_PROCESS_SWEEP_SECONDS = 0
+    _, match_id = _a_deadline_passed(player, travel, settings)
     for path in ("/static/games/play/table.js", "/healthz", "/readyz"):
         Client().get(path)
     assert Match.objects.get(pk=match_id).end_reason == ""  # not applied
