@@ -317,3 +317,23 @@ def test_every_press_counts_while_the_steps_load(
     shots(page, "back-at-the-start")
     assert errors == []
     context.close()
+
+
+@pytest.mark.parametrize("ply", ["41", "999"])
+def test_an_address_past_the_deals_end_opens_at_the_end(
+    chromium: Any, live_server: Any, finished_deal: tuple[Deal, User], ply: str
+) -> None:
+    """``?ply=`` past the last move (a hand-edited or old address) opens on the deal's last
+    position, not on an error (the browser audit)."""
+    deal, alice = finished_deal
+    context = logged_in_context(chromium, live_server, alice)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/replay/{deal.pk}/?ply={ply}")
+    at_ply(page, 40)
+    assert page.get_attribute("#replay", "data-error") is None
+    page.keyboard.press("ArrowLeft")
+    at_ply(page, 39)
+    assert errors == []
+    context.close()

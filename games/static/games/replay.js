@@ -311,6 +311,13 @@
           data = await load(Number.isFinite(target) ? target : null);
         } catch (body) {
           if (asked !== generation) continue;
+          // An address whose ?ply= is past the deal's end (or, live, past the present)
+          // opens at the end, not on an error: the last position there is to see.
+          if (current === null && Number.isFinite(target) && target > 0 && body &&
+              (body.code === "invalid_input" || body.code === "replay_beyond_present")) {
+            target = Infinity;
+            continue;
+          }
           showError(body);
           // The controls go back to the position shown.
           if (current) { target = current.ply; showTarget(); }
