@@ -149,10 +149,14 @@ def _existing_match(match_id: uuid.UUID) -> Any:
 @require_GET
 @login_required
 def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
-    # Whether the viewer may see the match is the API's to say (the table asks it); only
-    # an id that names no match at all is answered here, with a 404 page.
-    if _existing_match(match_id) is None:
+    # What the viewer may see of the match is the API's to say (the table asks it); an id
+    # that names no match is answered here, with a 404 page, and a match the viewer may
+    # not see at all with the table's page under 403, as the API's 403 match_private (the
+    # table then says so; a browser audit found that page answered 200).
+    match = _existing_match(match_id)
+    if match is None:
         return not_found_page(request, _("No such match."))
+    visible = selectors.match_visible_to(match, selectors.match_seats(match), request.user)
     return render(
         request,
         "games/play/table.html",
@@ -166,6 +170,7 @@ def table_page(request: HttpRequest, match_id: uuid.UUID) -> HttpResponse:
             "heartbeat_seconds": str(settings.LIVE_HEARTBEAT_SECONDS),
             "trick_hold_ms": str(round(settings.PLAY_TRICK_HOLD_SECONDS * 1000)),
         },
+        status=200 if visible else 403,
     )
 
 

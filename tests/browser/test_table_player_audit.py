@@ -425,3 +425,39 @@ def test_the_end_of_a_match_without_timeouts_says_no_bot_played(
     assert page.locator("#bot-note").is_hidden()
     assert errors == []
     context.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", "This match is private to its players."),
+        ("it", "Questa partita è riservata ai suoi giocatori."),
+    ],
+    ids=["en", "it"],
+)
+def test_a_stranger_at_a_private_table_is_told_so_under_403(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    shots: Any,
+    language: str,
+    said: str,
+) -> None:
+    """The page answers 403 as the API does (it answered 200), and still says why."""
+    from games.matches.services import SeatSpec, match_create
+
+    alice, carol = people(username="alice"), people(username="carol")
+    people(username="bob")
+    match = match_create(creator=alice, players=2, format="single", seats=[SeatSpec("user", "bob")])
+    context = session_context(chromium, live_server, carol, locale=language, **PHONE)
+    page = context.new_page()
+    errors = errors_of(page)
+    response = page.goto(f"{live_server.url}/play/{match.pk}/")
+    assert response is not None and response.status == 403
+    page.get_by_text(said).wait_for()
+    # No empty table with a "you 0" score that is nobody's; the way back to the lobby.
+    assert page.locator("#felt").is_hidden() and page.locator(".status").is_hidden()
+    assert page.locator("#table-lobby").is_visible()
+    shots(page, f"{language}-stranger")
+    assert errors == []
+    context.close()

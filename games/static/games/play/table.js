@@ -59,10 +59,13 @@ function toast(text) {
   toastTimer = setTimeout(() => { el.hidden = true; }, 4000);
 }
 
+// A match this page cannot show (gone, or private to its players): the reason and the way
+// back to the lobby, and no empty table (its "you 0" score was nobody's: play.css).
 function fatal(error) {
   feed.stop();
   root.dataset.state = "error";
   $("turn").textContent = errorText(error);
+  $("table-lobby").hidden = false;
 }
 
 // --- who sits where ----------------------------------------------------------------------
