@@ -549,6 +549,12 @@ function draw() {
   root.dataset.deal = deal ? deal.number : "";
   root.dataset.myTurn = myTurn() ? "1" : "0";
   root.dataset.status = detail.status;
+  // Why it is not the viewer's turn, when it should be (the browser tests print the
+  // dataset when a turn never comes): the deal's turn, a deadline, a card on its way.
+  root.dataset.turn = deal && deal.turn !== null ? deal.turn : "";
+  root.dataset.deadline = detail.deadline ? "1" : "0";
+  root.dataset.pending = pending ? "1" : "0";
+  root.dataset.frozen = frozen ? "1" : "0";
   feed.setPace(myTurn() ? 3000 : 1000);
   if (detail.status === "finished" || detail.status === "aborted") {
     feed.stop();
