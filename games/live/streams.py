@@ -90,7 +90,7 @@ class Slots:
         in_all = settings.LIVE_MAX_STREAMS
         with self._lock:
             if self._open.get(user_id, 0) >= per_account:
-                raise TooManyStreamsError(details=_refusal(limit=per_account))
+                raise TooManyStreamsError(details=_refusal(limit=per_account, per="account"))
             if self._by_address.get(address, 0) >= per_address:
                 raise TooManyStreamsError(
                     "Too many open streams from this address: close one first.",

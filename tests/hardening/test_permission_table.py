@@ -1192,8 +1192,21 @@ ROWS: list[Row] = [
     # --- The play pages (HTML): shells over the API, which decides what they show --------
     *table("GET", "/play/", "-", via="session", **everyone(HTML_OK, anonymous=TO_SIGN_IN)),
     *table("POST", "/play/", "-", via="session", stranger=HTML_NOT_ALLOWED),
+    # The table of a private match: 403 to a stranger, as the API's match_private (the page
+    # says so); a public match's to everyone signed in.
     *table(
-        "GET", "/play/{match}/", "active", via="session", **everyone(HTML_OK, anonymous=TO_SIGN_IN)
+        "GET",
+        "/play/{match}/",
+        "active",
+        via="session",
+        **{**everyone(HTML_OK, anonymous=TO_SIGN_IN), "stranger": HTML_FORBIDDEN},
+    ),
+    *table(
+        "GET",
+        "/play/{match}/",
+        "active_public",
+        via="session",
+        **everyone(HTML_OK, anonymous=TO_SIGN_IN),
     ),
     # The lobby's "Replay": to the first deal's replay page for whoever may see the match,
     # the site's 404 for anyone else (as the API's match list would not show it).

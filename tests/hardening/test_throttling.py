@@ -512,3 +512,35 @@ def test_a_page_reconnecting_its_streams_stays_well_inside_the_default_rate(
         assert _open_stream(client, "/api/v1/stream").status_code == 200
     assert throttling.peek(f"user:u{alice.pk}").hits == 2 * per_minute  # each one counted
     assert client.get(ME).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("address", "counted_as"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        ("not an address", "not an address"),
+    ],
+)
+def test_an_ipv6_client_is_counted_by_its_64_block(address: str, counted_as: str) -> None:
+    """A host picks any address of the /64 it is given: counted one by one, one client was
+    as many addresses as it liked (the outside audit's second look)."""
+    from briscola_service.throttling import address_block
+
+    assert address_block(address) == counted_as
+
+
+def test_two_addresses_of_one_ipv6_block_share_the_per_address_limits(
+    rates: Callable[..., None],
+) -> None:
+    rates(anon="3/min")
+    body = {"username": "nobody", "password": "wrong-password"}
+    answered = [
+        APIClient(REMOTE_ADDR=f"2001:db8:7:7::{n}").post(TOKEN, body, format="json").status_code
+        for n in range(1, 6)
+    ]
+    assert answered == [401, 401, 401, 429, 429]
+    other_block = APIClient(REMOTE_ADDR="2001:db8:7:8::1")
+    assert other_block.post(TOKEN, body, format="json").status_code == 401

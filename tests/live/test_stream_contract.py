@@ -285,7 +285,7 @@ def test_the_cap_on_open_streams_per_account(
         assert not response.streaming
         assert response["Content-Type"].startswith("application/json")
         body = assert_error_shape(response, 429, "too_many_streams")
-        assert body["details"] == {"limit": 2, "retry_after": 7}
+        assert body["details"] == {"limit": 2, "per": "account", "retry_after": 7}
         assert response["Retry-After"] == "7"
 
 
