@@ -84,7 +84,7 @@ def test_every_view_shows_the_deadline_and_seconds_left(
 def _allowance_given(match_id: str) -> float:
     """Seconds from the card that started the turn to the deadline it set: the card's time
     by the web server's clock, the deadline by the database's (PostgreSQL's, at its
-    transaction's start), which may differ by a fraction of a second on a busy machine."""
+    transaction's start), which differed by up to 1.5 s in the CI mimic on a busy machine."""
     match = Match.objects.get(pk=match_id)
     last = Move.objects.filter(deal__match=match).order_by("-created_at").first()
     assert match.deadline is not None and last is not None
@@ -99,13 +99,13 @@ def test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more(
     that time more; with 5 s a move the browser audit had about 3.5 s to play after a
     bot took a trick and led. A turn after a person's card does not (the trick was shown
     before that card)."""
-    settings.PLAY_TRICK_HOLD_SECONDS = 4.0
+    settings.PLAY_TRICK_HOLD_SECONDS = 100.0  # far above the clocks' skew (below)
     alice, bob = player("alice"), player("bob")
     against_bot = alice.create(time_control={"per_move_seconds": 10})["id"]
     for _ in range(6):
         alice.play_first_legal(against_bot)
         to_move(alice, against_bot)
-        assert abs(_allowance_given(against_bot) - 14) < 1.5  # the clocks: web's, database's
+        assert abs(_allowance_given(against_bot) - 110) < 5
     people = alice.create(seats=[{"user": "bob"}], time_control={"per_move_seconds": 10})["id"]
     bob.join(people)
     _everyone_plays_once(people, alice, bob)  # past the first trick
@@ -116,7 +116,7 @@ def test_a_turn_that_begins_while_a_trick_taken_is_shown_gets_that_time_more(
         table = mover.detail(people)["current_deal"]["table"]
         after_a_trick = not table  # the mover leads: the trick before was just taken
         seen.add(after_a_trick)
-        assert abs(_allowance_given(people) - (14 if after_a_trick else 10)) < 1.5, table
+        assert abs(_allowance_given(people) - (110 if after_a_trick else 10)) < 5, table
         mover.play_first_legal(people)
     assert seen == {True, False}
 
