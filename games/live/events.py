@@ -369,7 +369,13 @@ def call_db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def read_snapshot(match_id: Any) -> MatchSnapshot | None:
     """The match's snapshot as it is now (None: there is no such match): its version,
-    then the snapshot a write kept of it, else one read from the rows."""
+    then the snapshot a write kept of it, else one read from the rows, all of one moment
+    (:func:`selectors.rows_of_one_moment`)."""
+    with selectors.rows_of_one_moment():
+        return _read_snapshot(match_id)
+
+
+def _read_snapshot(match_id: Any) -> MatchSnapshot | None:
     found = selectors.match_version(match_id=match_id)
     if found is None:
         return None

@@ -39,8 +39,9 @@ ERRORS = {**READ_ERRORS, 409: ErrorSerializer}
 
 
 def _detail(request: Request, match_id: Any, status_code: int = 200) -> Response:
-    match = selectors.match_get(match_id=match_id)
-    snapshot = selectors.match_snapshot_for_user(match=match, user=request.user)
+    with selectors.rows_of_one_moment():  # the row, seats, deals and moves of one moment
+        match = selectors.match_get(match_id=match_id)
+        snapshot = selectors.match_snapshot_for_user(match=match, user=request.user)
     return _detail_response(snapshot, request.user, status_code)
 
 

@@ -6,14 +6,15 @@ viewer is (a seat, a spectator, an administrator) and what they may ask for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.utils.crypto import salted_hmac
 
@@ -324,6 +325,26 @@ class MatchSnapshot:
         data["current_deal"] = self.current.view(seat) if self.current else None
         data["seconds_left"] = seconds_left(data.get("deadline"))
         return data
+
+
+@contextmanager
+def rows_of_one_moment() -> Iterator[None]:
+    """Reads (a match's version, its row, seats, deals and moves) that all see the rows as
+    they were at one moment. Out of a transaction each statement sees what was committed
+    when it began, so a move committed between two of them mixed the states: the CI mimic
+    under load caught a stream's snapshot with the bot's card (the person's turn) but the
+    match's row of before it (the bot's turn: no deadline), and the table, taking the
+    person's turn without a deadline for the timeout bot's, waited for ever. PostgreSQL:
+    one REPEATABLE READ transaction; SQLite's read transaction is one moment already.
+    Inside a transaction (a write's, a test's) the reads are that transaction's."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
 
 
 def match_snapshot(
