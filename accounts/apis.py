@@ -121,15 +121,16 @@ class TokenObtainApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         username = serializer.validated_data["username"]
-        password_check_begin(request, username)  # counted as a failure of the name until
+        password_check_begin(request, username)  # a failure of the name until known not
+        wrong = False
         try:
             token = token_obtain(**serializer.validated_data)
         except InvalidCredentialsError:
+            wrong = True
             raise
-        except BaseException:
-            password_check_passed(request, username)
-            raise
-        password_check_passed(request, username)  # ...it is known not to be one
+        finally:
+            if not wrong:
+                password_check_passed(request, username)
         return Response(self.OutputSerializer({"token": token}).data)
 
 
