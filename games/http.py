@@ -1,9 +1,11 @@
 """What the games app's APIs share: the errors a read may answer, query parameters
-without DRF's format switch, and the base view of reads open to anonymous visitors."""
+without DRF's format switch, reads of one moment, and the base view of reads open to
+anonymous visitors."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import NotAuthenticated
@@ -15,6 +17,7 @@ from rest_framework.views import APIView
 
 from briscola_service.exceptions import ErrorSerializer
 from games.errors import DealNotFoundError, MatchPrivateError
+from games.matches.selectors import rows_of_one_moment
 
 # What a read may answer.
 READ_ERRORS = {code: ErrorSerializer for code in (400, 401, 403, 404)}
@@ -39,6 +42,22 @@ def query_params(request: Request, *, keep_format: bool = False) -> dict[str, An
     unless the view's own ``format`` parameter is meant (``keep_format``)."""
     switch = api_settings.URL_FORMAT_OVERRIDE
     return {k: v for k, v in request.query_params.items() if keep_format or k != switch}
+
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+def reads_of_one_moment(handler: Handler) -> Handler:
+    """A read's handler whose queries all see the rows as they were at one moment
+    (:func:`games.matches.selectors.rows_of_one_moment`). A read takes several statements
+    (a match's row, seats, deals, moves; a page and its count; a player's ratings and
+    stats): out of a transaction a move or a join committed between two of them mixed two
+    states in one answer, such as events numbered from one state and told from another,
+    or a replay of a deal's row and of moves of later. Every GET of the games API is
+    one, but the streams (each of whose reads is one moment already) and a match's
+    detail (whose version check is not, on purpose: games.matches.apis.MatchDetailApi)."""
+    wrapped: Handler = rows_of_one_moment()(handler)
+    return wrapped
 
 
 # AllowAny: the selectors decide; an anonymous visitor denied for privacy gets 401. (A

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from briscola_service.exceptions import ErrorSerializer
 from briscola_service.pagination import StandardPagination
 from games.clocks import selectors, services
-from games.http import READ_ERRORS, query_params
+from games.http import READ_ERRORS, query_params, reads_of_one_moment
 from games.matches import selectors as match_selectors
 from games.matches.apis import ERRORS, _detail, etag_header
 from games.matches.serializers import (
@@ -30,6 +30,7 @@ class InvitationListApi(APIView):
         summary="Waiting matches with a seat reserved for you (join or decline them)",
         responses={200: MatchSummaryOutput(many=True), **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request) -> Response:
         filters = MatchListFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)

@@ -20,7 +20,7 @@ from briscola_service.idempotency.apis import (
 )
 from briscola_service.pagination import StandardPagination
 from games.clocks import services as clocks
-from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, query_params
+from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, query_params, reads_of_one_moment
 from games.matches import selectors, services, snapshots
 from games.matches.serializers import (
     DealRecordOutput,
@@ -98,6 +98,7 @@ class MatchListCreateApi(APIView):
         ],
         responses={200: MatchSummaryOutput(many=True), **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request) -> Response:
         filters = MatchListFilters(data=query_params(request))
         filters.is_valid(raise_exception=True)
@@ -187,6 +188,9 @@ class MatchDetailApi(APIView):
             **READ_ERRORS,
         },
     )
+    # Not reads_of_one_moment: the version check that answers most polls (304) decides
+    # only whether to read, and a transaction would add three round trips to it; the
+    # detail it may go on to read is one moment (_detail).
     def get(self, request: Request, match_id: str) -> Response:
         response = self._get(request, match_id)
         if response.status_code == status.HTTP_200_OK and "*" in _if_none_match_raw(request):
@@ -334,6 +338,7 @@ class MatchEventsApi(APIView):
         ],
         responses={200: EventsOutput, **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, match_id: str) -> Response:
         data = EventsFilter(data=query_params(request))
         data.is_valid(raise_exception=True)
@@ -356,6 +361,7 @@ class DealRecordApi(DealAddressedApi):
         ),
         responses={200: DealRecordOutput, **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, deal_id: str) -> Response:
         deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         return Response(selectors.deal_record_for_user(deal=deal, user=request.user))

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from accounts.ratings import selectors as rating_selectors
 from accounts.ratings.math import CATEGORIES, CATEGORY_1V1, display_rating
 from briscola_service.pagination import StandardPagination
-from games.http import READ_ERRORS, query_params
+from games.http import READ_ERRORS, query_params, reads_of_one_moment
 from games.matches.serializers import RatingChangeOutput
 from games.players import selectors as player_selectors
 from games.players.serializers import (
@@ -34,6 +34,7 @@ class PlayerDetailApi(APIView):
         summary="A player's ratings per category (with the provisional flag) and statistics",
         responses={200: PlayerOutput, **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, username: str) -> Response:
         PageFilter(data={}).is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
@@ -62,6 +63,7 @@ class PlayerRatingHistoryApi(APIView):
         parameters=[_category_parameter("Only this category (default: both).")],
         responses={200: RatingChangeOutput(many=True), **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, username: str) -> Response:
         filters = CategoryFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)
@@ -84,6 +86,7 @@ class PlayerMatchesApi(APIView):
         summary="The player's matches that you may see, newest first (paginated)",
         responses={200: PlayerMatchOutput(many=True), **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, username: str) -> Response:
         PageFilter(data=query_params(request)).is_valid(raise_exception=True)
         player = rating_selectors.player_get(username=username)
@@ -113,6 +116,7 @@ class LeaderboardApi(APIView):
         ],
         responses={200: LeaderboardEntryOutput(many=True), **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request) -> Response:
         filters = LeaderboardFilter(data=query_params(request))
         filters.is_valid(raise_exception=True)

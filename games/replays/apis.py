@@ -26,7 +26,14 @@ from briscola_service.exceptions import ErrorSerializer
 from briscola_service.parsers import MAX_JSON_DEPTH, JSONTooDeepError, json_loads
 from briscola_service.serializers import QueryIntegerField
 from games import rules
-from games.http import DEAL_ID, READ_ERRORS, DealAddressedApi, OpenToPublicDealsApi, query_params
+from games.http import (
+    DEAL_ID,
+    READ_ERRORS,
+    DealAddressedApi,
+    OpenToPublicDealsApi,
+    query_params,
+    reads_of_one_moment,
+)
 from games.matches import selectors
 from games.matches.serializers import DealRecordBody, StrictSerializer
 from games.replays import selectors as replays
@@ -111,6 +118,7 @@ class DealReplayApi(DealAddressedApi):
         ],
         responses={200: ReplayOutput, **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, deal_id: str) -> Response:
         query = ReplayQuery(data=query_params(request))
         query.is_valid(raise_exception=True)
@@ -140,6 +148,7 @@ class DealVerifyApi(DealAddressedApi):
         ),
         responses={200: VerifyOutput, **READ_ERRORS},
     )
+    @reads_of_one_moment
     def get(self, request: Request, deal_id: str) -> Response:
         deal = selectors.deal_get(deal_id=deal_id, viewer=request.user)
         return Response(replays.deal_verify_for_user(deal=deal, user=request.user))
@@ -195,6 +204,7 @@ class DealExportApi(DealAddressedApi):
         parameters=[DEAL_ID],
         responses=DEAL_EXPORT_RESPONSES,
     )
+    @reads_of_one_moment
     def get(self, request: Request, deal_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
@@ -220,6 +230,7 @@ class DealExportTextApi(DealAddressedApi):
         parameters=[DEAL_ID, CONTENT_DISPOSITION],
         responses=TEXT_EXPORT_RESPONSES,
     )
+    @reads_of_one_moment
     def get(self, request: Request, deal_id: str) -> HttpResponse:
         TextExportQuery(data=query_params(request, keep_format=True)).is_valid(raise_exception=True)
         return _deal_text(request, deal_id)
@@ -239,6 +250,7 @@ class MatchExportApi(OpenToPublicDealsApi):
         ),
         responses=MATCH_EXPORT_RESPONSES,
     )
+    @reads_of_one_moment
     def get(self, request: Request, match_id: str) -> Any:
         query = ExportQuery(data=query_params(request, keep_format=True))
         query.is_valid(raise_exception=True)
@@ -263,6 +275,7 @@ class MatchExportTextApi(OpenToPublicDealsApi):
         parameters=[CONTENT_DISPOSITION],
         responses=TEXT_EXPORT_RESPONSES,
     )
+    @reads_of_one_moment
     def get(self, request: Request, match_id: str) -> HttpResponse:
         TextExportQuery(data=query_params(request, keep_format=True)).is_valid(raise_exception=True)
         return _match_text(request, match_id)
