@@ -455,15 +455,24 @@ def match_lock_versioned(*, match_id: Any) -> tuple[Match, tuple[Any, ...]]:
         raise MatchNotFoundError()
     key = found[1]
     match = next(iter(Match.objects.raw(_lock_sql(), [key])), None)
-    version = _version_of(key)
+    if connection.vendor != "postgresql":
+        version = _version_of(key)
+    elif (row := _version_of(key, _locked_version_sql())) is not None:
+        # The clock once the lock is held (games.clocks.services.turn_start).
+        *values, locked_at = row
+        version = tuple(values)
+        if match is not None:
+            match.locked_at = locked_at  # type: ignore[attr-defined]
+    else:
+        version = None
     if match is None or version is None:
         raise MatchNotFoundError()
     return match, version
 
 
-def _version_of(key: Any) -> tuple[Any, ...] | None:
+def _version_of(key: Any, sql: str | None = None) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:
-        cursor.execute(_version_sql(), [key])
+        cursor.execute(sql or _version_sql(), [key])
         row = cursor.fetchone()
     return None if row is None else tuple(row)
 
@@ -497,12 +506,25 @@ def _version_sql() -> str:
 
 
 @lru_cache(maxsize=1)
+def _locked_version_sql() -> str:
+    """The version and, last, PostgreSQL's clock as this statement begins: after the lock
+    statement, so once the lock is held."""
+    version = _version_sql()
+    at = version.rindex("\nFROM ")
+    return f"{version[:at]},\n  STATEMENT_TIMESTAMP(){version[at:]}"
+
+
+@lru_cache(maxsize=1)
 def _lock_sql() -> str:
     # SQLite locks the whole database on write and has no row locks to take.
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    # db_now: the database's clock as the lock is taken, for the match's deadline
-    # (games.clocks), so that no worker's or web server's clock decides one.
-    return f"SELECT *, CURRENT_TIMESTAMP AS db_now FROM {Match._meta.db_table} WHERE id = %s{lock}"
+    # db_now: the database's clock as the lock is asked for, for the match's deadline
+    # (games.clocks), so that no worker's or web server's clock decides one: a card is in
+    # time if it came before the deadline, however long it then waited for the lock.
+    # PostgreSQL: the statement's start, as Django's Now() reads it (CURRENT_TIMESTAMP
+    # would be the transaction's); SQLite: its CURRENT_TIMESTAMP (games.clocks.db_now).
+    now = "STATEMENT_TIMESTAMP()" if connection.vendor == "postgresql" else "CURRENT_TIMESTAMP"
+    return f"SELECT *, {now} AS db_now FROM {Match._meta.db_table} WHERE id = %s{lock}"
 
 
 def ratings_state(summary: JSON, rating_changes: list[JSON]) -> str:

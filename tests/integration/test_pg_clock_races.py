@@ -1,4 +1,5 @@
-"""A card in the last instant against the timeout, on PostgreSQL (issue 14): 50 runs.
+"""A card in the last instant against the timeout, on PostgreSQL (issue 14): 50 runs; and
+the next turn's time counted once the move held the lock.
 
 In each run the person's deadline is set a few milliseconds ahead by the database's clock;
 their card and the timeout are released together by a barrier, each on its own
@@ -13,6 +14,7 @@ ply (none after a forfeit). Never a 500.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -20,6 +22,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from django.db import connection, connections, transaction
 from django.db.models.functions import Now
 
 from games import tasks
@@ -139,3 +142,54 @@ def test_a_last_instant_card_against_the_timeout(
     # Both sides won some runs (the race was a race), though no run depends on which.
     print(f"last-instant races: {wins}")
     assert wins["card"] + wins["timeout"] == RUNS
+
+
+def test_a_move_that_waited_for_the_lock_leaves_the_next_player_all_their_time(
+    user_factory: Any, games: Any, settings: Any
+) -> None:
+    """The next player's time is counted from when the move held the match's lock, not
+    from when its transaction began: a move that waited 2 s behind another writer (a bot's
+    reply, a sweep) took those 2 s off the next player's time (about a second of a 5 s
+    move under load, seen in stop 44)."""
+    settings.PLAY_TRICK_HOLD_SECONDS = 0  # the deadline is the turn's start + 60 s
+    alice, bob = user_factory(username="alice"), user_factory(username="bob")
+    match = services.match_create(
+        creator=alice,
+        players=2,
+        format="single",
+        seats=[SeatSpec("user", "bob")],
+        time_control=TimeControl(per_move_seconds=60),
+    )
+    services.match_join(match_id=match.pk, user=bob)
+    games.play(match, 4)  # past the first cards' abort window
+    state = games.state(match)
+    mover = alice if state.turn == 0 else bob
+    locked, released_at = threading.Event(), []
+
+    def hold_the_lock() -> None:
+        try:
+            with transaction.atomic():
+                Match.objects.select_for_update().get(pk=match.pk)
+                locked.set()
+                time.sleep(2)
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT clock_timestamp()")
+                    released_at.append(cursor.fetchone()[0])
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert locked.wait(10)
+    services.move_play(
+        match_id=match.pk, user=mover, card=state.legal_moves()[0].code, ply=state.ply
+    )
+    holder.join()
+    match.refresh_from_db()
+    assert match.deadline is not None and match.to_move_seat != state.turn
+    begun = match.deadline - timedelta(seconds=60)
+    # Before: the transaction's start, 2 s before the lock was released.
+    assert released_at[0] <= begun <= released_at[0] + timedelta(seconds=1), (
+        begun,
+        released_at,
+    )
