@@ -110,9 +110,18 @@ def seat_of_user(seats: list[Seat], user: User) -> Seat | None:
     return None
 
 
+ADMIN_PERMISSION = "games.view_deal"
+"""What makes a staff member an administrator of the games: the permission to view deals
+in the admin (a superuser has every permission)."""
+
+
 def is_admin(user: User) -> bool:
-    """Administrators (staff) may see every deal, at any time (see :func:`staff_powers`)."""
-    return bool(user.is_authenticated and user.is_staff)
+    """Administrators may see every deal, at any time (see :func:`staff_powers`): staff
+    who may view deals in the admin (:data:`ADMIN_PERMISSION`). A staff member without it
+    (made staff for another part of the admin, such as the groups) is a player like any
+    other: the API showed such an account every live hand and seed that the admin itself
+    refused to show it (an outside audit)."""
+    return bool(user.is_authenticated and user.is_staff and user.has_perm(ADMIN_PERMISSION))
 
 
 def staff_powers(user: User, seats: Sequence[Seat]) -> bool:

@@ -121,7 +121,7 @@ def match_create(
                 'exhibition is a bot ({"bot": level}); otherwise list seats 1 onwards.',
                 details={"seats": "an exhibition seats bots only"},
             )
-        if not creator.is_staff:
+        if not selectors.is_admin(creator):
             raise ExhibitionAdminsOnlyError()
     elif len(seats) != players - 1:
         raise InvalidMatchError(

@@ -75,7 +75,7 @@ def test_a_live_deal_opens_hidden_to_an_administrator_and_shows_under_a_warning(
     viewport: str,
 ) -> None:
     alice, bob = people(username="alice"), people(username="bob")
-    admin = people(username="root", is_staff=True)
+    admin = people(username="root", is_staff=True, is_superuser=True)
     deal = a_deal(games, [alice, bob], 7)
     context = session_context(chromium, live_server, admin, **options_of(language, viewport))
     page = context.new_page()
@@ -122,7 +122,7 @@ def test_an_administrator_who_plays_is_offered_their_seat_and_refusals_are_words
     chromium: Any, live_server: Any, people: Callable[..., User], games: Any, language: str
 ) -> None:
     alice = people(username="alice")
-    bob = people(username="bob", is_staff=True)  # an administrator, playing
+    bob = people(username="bob", is_staff=True, is_superuser=True)  # an administrator, playing
     carla = people(username="carla")
     deal = a_deal(games, [alice, bob], 5, public=True)
     context = session_context(chromium, live_server, bob, **options_of(language, "phone"))
@@ -198,7 +198,7 @@ def test_on_a_phone_the_step_controls_never_cover_the_score(
     context = session_context(
         chromium,
         live_server,
-        people(username="root", is_staff=True),
+        people(username="root", is_staff=True, is_superuser=True),
         **options_of(language, "phone"),
     )
     page = context.new_page()

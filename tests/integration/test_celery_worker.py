@@ -143,7 +143,7 @@ def test_an_exhibition_is_played_to_the_end_by_a_real_worker(
     """Bots only: the create request queues the first reply and returns at once; each
     move the worker plays queues the next, until the match is over."""
     settings.BOT_THINK_MS = 5
-    admin = user_factory(is_staff=True)
+    admin = user_factory(is_staff=True, is_superuser=True)
     client = auth_client(admin)
     response = client.post(
         "/api/v1/matches",

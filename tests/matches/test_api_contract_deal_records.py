@@ -30,7 +30,7 @@ def test_private_match_deal_record(
 ) -> None:
     match_id, alice, bob = _duel(player, public=False)
     eve = player("eve")
-    admin = player("admin", is_staff=True)
+    admin = player("admin", is_staff=True, is_superuser=True)
     deal_row = Deal.objects.get(match_id=match_id)
     url = f"{DEALS}/{deal_row.pk}"
 

@@ -114,7 +114,7 @@ def test_every_viewer_gets_what_the_database_says_at_every_ply(
         person.join(match_id)
     viewers = [p.client for p in people] + [
         auth_client(user_factory(username="stranger")),
-        auth_client(user_factory(username="admin", is_staff=True)),
+        auth_client(user_factory(username="admin", is_staff=True, is_superuser=True)),
     ]
     at = seats_by_number(people, people[0].detail(match_id))
     plies = 0

@@ -38,7 +38,7 @@ def people(user_factory: Callable[..., User]) -> list[User]:
 
 @pytest.fixture
 def admin(user_factory: Callable[..., User]) -> User:
-    return user_factory(is_staff=True)
+    return user_factory(is_staff=True, is_superuser=True)
 
 
 def test_waiting_and_aborted_matches(people: list[User], admin: User) -> None:

@@ -77,7 +77,7 @@ def test_any_match_may_seat_the_expert_with_its_time_budget(
 
 @pytest.mark.django_db
 def test_staff_exhibition_greedy_vs_random_first_to_2(player: Callable[..., Player]) -> None:
-    root = player("root", is_staff=True)
+    root = player("root", is_staff=True, is_superuser=True)
     created = root.create(
         players=2, format="first_to_2", seats=[{"bot": "greedy"}, {"bot": "random"}]
     )
@@ -109,7 +109,7 @@ def test_staff_exhibition_four_players_expert_and_greedy(
         return choose(level, view, **options)
 
     monkeypatch.setattr(services, "choose_card", spy)
-    root = player("root", is_staff=True)
+    root = player("root", is_staff=True, is_superuser=True)
     created = root.create(
         players=4,
         seats=[{"bot": "expert"}, {"bot": "greedy"}, {"bot": "expert"}, {"bot": "greedy"}],
@@ -163,7 +163,7 @@ def test_every_seat_of_an_exhibition_is_a_bot(
 
 @pytest.mark.django_db
 def test_unknown_level_and_too_many_seats_in_an_exhibition(player: Callable[..., Player]) -> None:
-    root = player("root", is_staff=True)
+    root = player("root", is_staff=True, is_superuser=True)
     body = root.error(
         "post",
         URL,
@@ -181,8 +181,8 @@ def test_unknown_level_and_too_many_seats_in_an_exhibition(player: Callable[...,
 @pytest.mark.parametrize("public", [False, True])
 def test_who_sees_an_exhibition(player: Callable[..., Player], public: bool) -> None:
     root, other_admin, alice = (
-        player("root", is_staff=True),
-        player("admin2", is_staff=True),
+        player("root", is_staff=True, is_superuser=True),
+        player("admin2", is_staff=True, is_superuser=True),
         player("alice"),
     )
     match_id = root.create(seats=[{"bot": "greedy"}, {"bot": "random"}], public=public)["id"]
@@ -223,7 +223,7 @@ def test_a_long_exhibition_runs_in_process_with_real_commits(
         return choose(level, view, **options)
 
     monkeypatch.setattr(services, "choose_card", spy)
-    root = User.objects.create(username="root", is_staff=True)
+    root = User.objects.create(username="root", is_staff=True, is_superuser=True)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=root).key}")
     response = client.post(

@@ -137,7 +137,7 @@ def test_rating_history_hides_private_matches_as_the_match_list_does(
     match's is shown only to those who may see the match, as in the player's match list."""
     m1, m2, private = rated_history["m1"], rated_history["m2"], rated_history["private"]
     dave = user_factory(username="dave")
-    root = user_factory(username="root", is_staff=True)
+    root = user_factory(username="root", is_staff=True, is_superuser=True)
 
     def history(viewer: Any, name: str) -> set[str]:
         body = auth_client(viewer).get(f"/api/v1/players/{name}/rating-history").json()

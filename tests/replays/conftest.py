@@ -57,7 +57,9 @@ def table(
         for user in people[1:]:
             match = match_join(match_id=match.pk, user=user)
         stranger = user_factory(username=f"stranger{players}{int(public)}")
-        admin = user_factory(username=f"admin{players}{int(public)}", is_staff=True)
+        admin = user_factory(
+            username=f"admin{players}{int(public)}", is_staff=True, is_superuser=True
+        )
         clients = {
             "anonymous": APIClient(),
             "stranger": auth_client(stranger),
