@@ -83,8 +83,9 @@ def test_every_view_shows_the_deadline_and_seconds_left(
 
 def _allowance_given(match_id: str) -> float:
     """Seconds from the card that started the turn to the deadline it set: the card's time
-    by the web server's clock, the deadline by the database's (PostgreSQL's, at its
-    transaction's start), which differed by up to 1.5 s in the CI mimic on a busy machine."""
+    by the web server's clock, the deadline by the database's. (On PostgreSQL that was the
+    transaction's start, which in a test is the test's own: 1.5 s and 6 s off in CI mimics
+    under load; it is now the statement's, as the move holds the lock.)"""
     match = Match.objects.get(pk=match_id)
     last = Move.objects.filter(deal__match=match).order_by("-created_at").first()
     assert match.deadline is not None and last is not None

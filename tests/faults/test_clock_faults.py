@@ -199,9 +199,13 @@ def test_a_worker_killed_while_enforcing_deadlines_leaves_each_enforced_once(
         assert_log_whole(log)
         mine = [ply for _, ply, seat, _ in log if seat == 0]
         # Her first card, then the timeout bot's cards at the timed-out plies: each of her
-        # turns after the first was a deadline, enforced once, in order.
+        # turns after the first was a deadline, enforced once, in order. The resignation
+        # that stopped the match may have come between the last timeout and the bot's card
+        # for it (the card is then dropped, the match being over: seen once in a CI mimic
+        # under heavy load), so that last turn may have no card.
         timed_out_plies = [ply for _, ply, _ in turns]
-        assert mine[1 : 1 + len(turns)] == timed_out_plies
+        played_for_her = mine[1 : 1 + len(turns)]
+        assert played_for_her in (timed_out_plies, timed_out_plies[:-1]), (mine, turns)
         taken_over = stack.sql(
             "SELECT count(*) FROM games_matchevent WHERE match_id = %s "
             "AND kind = 'seat_taken_by_bot'",
