@@ -16,6 +16,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from briscola_service.credentials import CredentialedURL
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -248,7 +250,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, cache, Celery -----------------------------------------------------------------
 
-REDIS_URL = env.str("REDIS_URL", default="")
+# Its password, if any, is masked wherever the value is printed (celery report, diffsettings).
+REDIS_URL = CredentialedURL(env.str("REDIS_URL", default=""))
 
 # A Redis that is down or hung costs a request at most this long (the throttles then let
 # the request through; see briscola_service/throttling.py).

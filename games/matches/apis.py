@@ -132,7 +132,8 @@ class MatchListCreateApi(APIView):
             '{"bot": "greedy"}]}`. The creator sits nowhere and watches as a spectator; '
             "the bots play the whole match on their own (in the background with a Celery "
             "worker; within this request when tasks run in-process). Errors: "
-            "`exhibition_admins_only` 403 for a user who is not an administrator (staff with the permission to view deals), `invalid_match` "
+            "`exhibition_admins_only` 403 for a user who is not an administrator (staff with "
+            "the permission to view deals), `invalid_match` "
             "400 when a listed seat is not a bot.\n\n"
             "Send an `Idempotency-Key` header to make a retry safe: see the parameter."
         ),

@@ -6,8 +6,9 @@ Who may replay what (docs/rules.md, "What each seat may know"):
   only up to the present (the position after the moves already made);
 - once it is over (finished, or abandoned when the match ended early), everything about
   it is open to its players, and to everyone if the match is public;
-- administrators (staff who may view deals: games.matches.selectors.is_admin) may replay any deal, from any seat, at any time, except
-  in a match they play in: there they are players like the others.
+- administrators (staff who may view deals: games.matches.selectors.is_admin) may replay
+  any deal, from any seat, at any time, except in a match they play in: there they are
+  players like the others.
 
 Secrets are stripped by :mod:`games.rules.views` only: a seat's position is
 ``seat_view`` of the deal replayed up to the asked ply, never a full view filtered here.
