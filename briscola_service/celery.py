@@ -14,7 +14,7 @@ app.autodiscover_tasks()
 
 @app.task(name="briscola_service.celery.worker_heartbeat", ignore_result=True)
 def worker_heartbeat() -> None:
-    """Periodic (beat): a worker marks itself seen, for /readyz."""
+    """Periodic (beat): a worker marks itself seen, for /statusz."""
     from briscola_service.health import worker_heartbeat as mark_seen
 
     mark_seen()

@@ -1,10 +1,19 @@
 """Liveness and readiness, for Docker Compose, a load balancer or an orchestrator.
 
 - ``/healthz``: the process answers (no database, no Redis): restart it if this fails.
-- ``/readyz``: it can serve: PostgreSQL (or SQLite) reachable and every migration
-  applied, Redis reachable when configured, and a Celery worker seen within
+- ``/readyz``: this process can serve: PostgreSQL (or SQLite) reachable and every
+  migration applied. Stop sending it traffic while it fails.
+- ``/statusz``: the service as a whole, for monitoring and alerts, not for routing: the
+  same checks, plus Redis reachable when configured and a Celery worker seen within
   ``WORKER_SEEN_SECONDS`` (beat queues :func:`worker_heartbeat` every 10 s; the worker
-  that runs it marks itself seen in the cache). Stop sending traffic while it fails.
+  that runs it marks itself seen in the cache).
+
+Why Redis and the workers are not readiness: every web process shares them, so a probe
+that failed with them took every replica out of the load balancer at once, while the web
+still served (an operator's audit: with Redis stopped 30 s, or every worker stopped, all
+API requests answered 200 and moves were accepted; play between people needs neither).
+A Redis restart also forgets the workers' mark (Redis keeps nothing on disk here), so
+``/statusz`` says no worker was seen until the next heartbeat, up to 10 s.
 
 The checks are django-health-check's (``Database``, ``Redis``) plus two of ours, run
 concurrently by its view; the answer is JSON, ``{"status": "ok"|"unavailable",
@@ -95,8 +104,12 @@ def worker_heartbeat() -> None:
     cache.set(WORKER_SEEN_KEY, 1, timeout=settings.WORKER_SEEN_SECONDS)
 
 
-def _checks() -> list[Any]:
-    checks: list[Any] = [Database, MigrationsApplied]
+def _readiness_checks() -> list[Any]:
+    return [Database, MigrationsApplied]
+
+
+def _status_checks() -> list[Any]:
+    checks = _readiness_checks()
     if settings.REDIS_URL:
         checks += [(RedisPing, {"url": settings.REDIS_URL}), WorkerSeen]
     return checks
@@ -105,8 +118,10 @@ def _checks() -> list[Any]:
 class ReadinessView(HealthCheckView):
     """django-health-check's view, answering JSON with 503 when a check fails."""
 
+    checks_of = staticmethod(_readiness_checks)
+
     def get_checks(self) -> Any:
-        self.checks = _checks()
+        self.checks = self.checks_of()
         return super().get_checks()
 
     def render_to_response_json(self, status: int) -> JsonResponse:
@@ -132,3 +147,4 @@ class ReadinessView(HealthCheckView):
 
 
 readyz = ReadinessView.as_view()
+statusz = ReadinessView.as_view(checks_of=_status_checks)

@@ -26,14 +26,14 @@ DATABASE_RETRY_AFTER = 2
 # Answered whatever the Host header says: they reveal nothing, and a container's or a load
 # balancer's probe calls them by an address (127.0.0.1:8000) that ALLOWED_HOSTS, set to
 # the public name, does not list.
-PROBE_PATHS = frozenset({"/healthz", "/readyz"})
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/statusz"})
 
 
 class AllowedHostsMiddleware:
     """The Host header against ``ALLOWED_HOSTS``, before anything else reads it.
 
-    ``/healthz`` and ``/readyz`` are answered whatever the Host: with ALLOWED_HOSTS set to
-    the public name only, Django refused the Compose healthcheck's
+    ``/healthz``, ``/readyz`` and ``/statusz`` are answered whatever the Host: with
+    ALLOWED_HOSTS set to the public name only, Django refused the Compose healthcheck's
     ``http://127.0.0.1:8000/readyz`` with a 400 and the service never became healthy.
     Under ``/api/`` a Host not allowed is a 400 in the API's error shape, code
     ``invalid_host``; elsewhere (the pages, the admin) Django's own 400 page. Either way

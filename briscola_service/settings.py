@@ -626,7 +626,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Operations: health and metrics ------------------------------------------------------
 
-# /readyz wants a worker seen this recently (beat queues the heartbeat every 10 s).
+# /statusz wants a worker seen this recently (beat queues the heartbeat every 10 s).
 WORKER_SEEN_SECONDS = env.int("WORKER_SEEN_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE["worker-heartbeat"] = {
     "task": "briscola_service.celery.worker_heartbeat",
@@ -693,8 +693,8 @@ if not DEBUG:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     # A probe calls the server by its address over plain HTTP (Compose's healthcheck, a load
-    # balancer's): /healthz and /readyz answer it there instead of redirecting to https.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    # balancer's, a monitor's): the probes answer it there instead of redirecting to https.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^statusz$"]
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     # HSTS is sent only over HTTPS; a year, subdomains included, unless told otherwise.

@@ -26,7 +26,7 @@ from games.clocks.services import sweep_in_process
 
 logger = logging.getLogger(__name__)
 
-_NOT_SWEPT = (f"/{settings.STATIC_URL.lstrip('/')}", "/healthz", "/readyz", "/metrics")
+_NOT_SWEPT = (f"/{settings.STATIC_URL.lstrip('/')}", "/healthz", "/readyz", "/statusz", "/metrics")
 
 
 class InProcessClocksMiddleware:

@@ -58,24 +58,39 @@ def test_readiness_fails_with_unapplied_migrations(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.redis
 @pytest.mark.django_db
-def test_readiness_wants_redis_and_a_worker_seen_recently(settings: Any) -> None:
+def test_the_status_wants_redis_and_a_worker_seen_recently_readiness_does_not(
+    settings: Any,
+) -> None:
+    """Readiness is this process's (the database, the migrations): Redis and the workers
+    are every web process's, and a readiness that failed with them took every replica
+    out of the balancer at once while the web still served (the operator's audit)."""
     cache.delete(health.WORKER_SEEN_KEY)
-    response = Client().get("/readyz")
+    response = Client().get("/statusz")
     assert response.status_code == 503
     checks = response.json()["checks"]
     assert checks["RedisPing"] == "OK"
     assert checks["WorkerSeen"].startswith("No Celery worker seen")
+    ready = Client().get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["checks"] == {"Database": "OK", "MigrationsApplied": "OK"}
 
     sweep = __import__("briscola_service.celery", fromlist=["x"]).worker_heartbeat
     sweep()  # what beat has a worker run every 10 s
-    response = Client().get("/readyz")
+    response = Client().get("/statusz")
     assert response.status_code == 200, response.content
+    assert set(response.json()["checks"]) == {
+        "Database",
+        "MigrationsApplied",
+        "RedisPing",
+        "WorkerSeen",
+    }
     assert set(response.json()["checks"].values()) == {"OK"}
 
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
-    response = Client().get("/readyz")
+    response = Client().get("/statusz")
     assert response.status_code == 503
     assert response.json()["checks"]["RedisPing"] == "Redis does not answer."
+    assert Client().get("/readyz").status_code == 200
 
 
 # --- metrics ----------------------------------------------------------------------------------
