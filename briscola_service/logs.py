@@ -26,10 +26,16 @@ _SANE = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class RequestIdFilter(logging.Filter):
-    """Puts the current request id on every record (``%(request_id)s``)."""
+    """Puts the current request id on every record (``%(request_id)s``): the request's
+    being served, or the one a record names (Django logs a request's 4xx and 5xx, the
+    ``django.request`` lines, with the request, once the middleware is done: the operator
+    audit found all of them with ``-``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = REQUEST_ID.get()
+        current = REQUEST_ID.get()
+        if current == "-":
+            current = getattr(getattr(record, "request", None), "request_id", current)
+        record.request_id = current
         return True
 
 
@@ -54,7 +60,7 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self._acall(request)
-        request_id = _incoming(request)
+        request.request_id = request_id = _incoming(request)  # type: ignore[attr-defined]
         token = REQUEST_ID.set(request_id)
         try:
             response: HttpResponse = self.get_response(request)
@@ -64,7 +70,7 @@ class RequestIdMiddleware:
         return response
 
     async def _acall(self, request: HttpRequest) -> HttpResponse:
-        request_id = _incoming(request)
+        request.request_id = request_id = _incoming(request)  # type: ignore[attr-defined]
         token = REQUEST_ID.set(request_id)
         try:
             handler: Callable[[HttpRequest], Awaitable[HttpResponse]] = self.get_response

@@ -209,6 +209,19 @@ def test_a_request_id_is_answered_back_and_an_insane_one_replaced(user_factory: 
     assert len(fresh["X-Request-ID"]) == 32 and fresh["X-Request-ID"] != insane["X-Request-ID"]
 
 
+@pytest.mark.django_db
+def test_djangos_lines_about_a_request_carry_its_id(caplog: pytest.LogCaptureFixture) -> None:
+    """Django logs a request's 4xx and 5xx (``django.request``) once the middleware is done
+    with it: the operator audit found every such line with ``-``."""
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        response = Client().get("/api/v1/no-such-thing", HTTP_X_REQUEST_ID="req-404")
+    assert response.status_code == 404
+    (record,) = [r for r in caplog.records if r.name == "django.request"]
+    assert logs.REQUEST_ID.get() == "-"  # as when the handler wrote the line
+    logs.RequestIdFilter().filter(record)
+    assert record.request_id == "req-404"  # type: ignore[attr-defined]
+
+
 def test_json_lines_carry_the_request_id() -> None:
     from pythonjsonlogger.json import JsonFormatter
 
