@@ -1,10 +1,75 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import User
 from accounts.ratings import admin as ratings_admin  # noqa: F401  (registers Rating, ...)
+from accounts.services import bot_username_fits
 from briscola_service.admin import SecretFieldsMixin
+
+# The fields that make an account one of the service's own bots: its level is implied by
+# its name (bot-<level>, bot-<level>-<n>; accounts.services.bot_account_ensure), by which
+# the service finds it. Read-only on such an account's page.
+SERVICE_BOT_FIELDS = ("username", "is_bot", "bot_level")
+
+
+def bot_level_choices() -> list[tuple[str, str]]:
+    """The levels there are (games.bots.LEVELS, named by settings.ACCOUNTS_BOT_LEVELS:
+    accounts never imports games), after an empty choice: a person has no level."""
+    return [
+        ("", "---------"),
+        *((level, level) for level in import_string(settings.ACCOUNTS_BOT_LEVELS)),
+    ]
+
+
+class BriscolaUserChangeForm(UserChangeForm):  # type: ignore[type-arg]
+    """Django's user form, whose bot level is one of the levels there are (a typo, or
+    another letter case, made every match against the bot wait for ever), and which keeps
+    an account's bot fields consistent: a bot has a level and a bot's name, a person none."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "bot_level" in self.fields:
+            field = self.fields["bot_level"]
+            self.fields["bot_level"] = forms.ChoiceField(
+                label=field.label,
+                help_text=_("A bot's strength; empty for a person."),
+                choices=bot_level_choices,
+                required=False,
+            )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        is_bot = data.get("is_bot", self.instance.is_bot)
+        level = data.get("bot_level", self.instance.bot_level)
+        username = data.get("username", self.instance.username)
+        if "bot_level" not in self.fields or "bot_level" in self.errors:
+            return data
+        if is_bot and not level:
+            self.add_error("bot_level", _("A bot account needs a level."))
+        elif not is_bot and level:
+            self.add_error("bot_level", _("Only a bot account has a level: leave it empty."))
+        elif is_bot and username and not bot_username_fits(username, level):
+            self.add_error(
+                "bot_level",
+                _(
+                    "The service finds its bot of level %(level)s by its name, "
+                    "bot-%(level)s (or bot-%(level)s-2, -3, ...): this account's name does "
+                    "not fit."
+                )
+                % {"level": level},
+            )
+        return data
 
 
 @admin.register(User)
@@ -16,6 +81,14 @@ class BriscolaUserAdmin(SecretFieldsMixin, UserAdmin):
     list_filter = ("is_bot", "bot_level", "is_staff")
     search_fields = ("username",)
     fieldsets = (*(UserAdmin.fieldsets or ()), ("Bot", {"fields": ("is_bot", "bot_level")}))
+    form = BriscolaUserChangeForm
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.is_bot:
+            # One of the service's bots: its name and level are the service's.
+            return (*fields, *SERVICE_BOT_FIELDS)
+        return fields
 
 
 # REST framework's own token admin lists every account's key in clear (in each row's

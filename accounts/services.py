@@ -110,6 +110,27 @@ def token_revoke(*, user: User) -> None:
     Token.objects.filter(user=user).delete()
 
 
+def bot_username(level: str, copy: int = 1) -> str:
+    """The name of the service's bot account of ``level``: `bot-<level>`, or
+    `bot-<level>-<copy>` for the second and further of one table."""
+    return f"{BOT_USERNAME_PREFIX}{level}" + (f"-{copy}" if copy > 1 else "")
+
+
+def bot_username_fits(username: str, level: str) -> bool:
+    """Whether ``username`` is a name :func:`bot_account_ensure` gives a bot of ``level``
+    (the service finds its bots by these names, and their level by the name)."""
+    base = bot_username(level)
+    if username == base:
+        return True
+    copy = username.removeprefix(base + "-")
+    return (
+        username.startswith(base + "-")
+        and copy.isascii()
+        and copy.isdigit()
+        and (not copy.startswith("0") and int(copy) > 1)
+    )
+
+
 def bot_account_ensure(*, level: str, copy: int = 1) -> User:
     """Get or create the bot account `bot-<level>` (idempotent; safe to run concurrently).
 
@@ -119,7 +140,7 @@ def bot_account_ensure(*, level: str, copy: int = 1) -> User:
     max_length = User._meta.get_field("bot_level").max_length or 0
     if not level or len(level) > max_length or copy < 1:
         raise ServiceError(f"Invalid bot level {level!r}.", details={"level": level})
-    username = f"{BOT_USERNAME_PREFIX}{level}" + (f"-{copy}" if copy > 1 else "")
+    username = bot_username(level, copy)
     # get_or_create re-reads the row if a concurrent call inserted it first.
     user, _ = User.objects.get_or_create(
         username=username,

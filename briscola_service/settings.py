@@ -393,6 +393,8 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # Whether an account has sat in a match (accounts never imports games: a dotted path).
 ACCOUNTS_HAS_PLAYED = "games.players.selectors.user_has_played"
+# The bot levels there are (their names), which the user admin offers (a dotted path too).
+ACCOUNTS_BOT_LEVELS = "games.bots.LEVELS"
 
 # Bot accounts that `manage.py ensure_bots` creates (user names bot-<level>).
 BOT_LEVELS = env.list(
