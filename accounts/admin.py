@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
-from django.contrib.auth.forms import UserChangeForm
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
@@ -14,7 +14,8 @@ from rest_framework.authtoken.models import TokenProxy
 
 from accounts.models import User
 from accounts.ratings import admin as ratings_admin  # noqa: F401  (registers Rating, ...)
-from accounts.services import bot_username_fits
+from accounts.services import bot_username_fits, username_holder
+from accounts.usernames import MAX_LENGTH, normalize, username_problem
 from briscola_service.admin import SecretFieldsMixin
 
 # The fields that make an account one of the service's own bots: its level is implied by
@@ -32,6 +33,49 @@ def bot_level_choices() -> list[tuple[str, str]]:
     ]
 
 
+NAME_PROBLEMS = {
+    "required": _("A user name is required."),
+    "too_long": _("A user name is at most %(max)d characters."),
+    "characters": _(
+        "A user name uses letters (ASCII, or Latin letters with accents such as é, ñ, ø, "
+        "ł), digits, and single '_', '-' or '.' between them."
+    ),
+    "reserved": _("User names starting with 'bot-' (or like it) are reserved for bots."),
+}
+
+
+def clean_name(form: forms.ModelForm, *, bot: bool = False) -> str:  # type: ignore[type-arg]
+    """The form's user name checked by the API's rules (accounts.usernames, as at
+    registration): NFKC, the character set, not a bot's name (unless ``bot``), and new in
+    any letter case and by its skeleton (no look-alike of another account's name: the
+    database's unique index refused it with a 500). A name left as it was is kept, even
+    one from before the rules."""
+    name = normalize(form.cleaned_data.get("username") or "")
+    instance = form.instance
+    if instance.pk is not None and name == instance.username:
+        return name
+    problem = username_problem(name)
+    if problem and not (problem == "reserved" and bot):
+        raise forms.ValidationError(
+            NAME_PROBLEMS[problem], code=problem, params={"max": MAX_LENGTH}
+        )
+    holder = username_holder(name, besides=instance)
+    if holder is not None:
+        raise forms.ValidationError(
+            _("That user name is taken: %(name)s has it, or one that looks like it."),
+            code="username_taken",
+            params={"name": holder.username},
+        )
+    return name
+
+
+class BriscolaUserCreationForm(AdminUserCreationForm):  # type: ignore[type-arg]
+    """Django's form to add a person, whose name follows the API's rules."""
+
+    def clean_username(self) -> str:
+        return clean_name(self)
+
+
 class BriscolaUserChangeForm(UserChangeForm):  # type: ignore[type-arg]
     """Django's user form, whose bot level is one of the levels there are (a typo, or
     another letter case, made every match against the bot wait for ever), and which keeps
@@ -47,6 +91,15 @@ class BriscolaUserChangeForm(UserChangeForm):  # type: ignore[type-arg]
                 choices=bot_level_choices,
                 required=False,
             )
+
+    def clean_username(self) -> str:
+        # A bot's name (bot-<level>) only for an account made a bot here (clean() checks
+        # that the name fits the level).
+        is_bot = self.fields.get("is_bot")
+        bot = is_bot is not None and is_bot.widget.value_from_datadict(
+            self.data, self.files, self.add_prefix("is_bot")
+        )
+        return clean_name(self, bot=bool(bot))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -82,6 +135,7 @@ class BriscolaUserAdmin(SecretFieldsMixin, UserAdmin):
     search_fields = ("username",)
     fieldsets = (*(UserAdmin.fieldsets or ()), ("Bot", {"fields": ("is_bot", "bot_level")}))
     form = BriscolaUserChangeForm
+    add_form = BriscolaUserCreationForm
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = tuple(super().get_readonly_fields(request, obj))

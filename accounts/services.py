@@ -64,12 +64,7 @@ def user_register(*, username: str, password: str, bot: bool = False) -> tuple[U
     username_errors = username_problems(name)
     if username_errors:
         raise RegistrationError(details={"username": _entries("invalid", username_errors)})
-    taken = Q(username_key=username_skeleton(name))
-    if (
-        User.objects.alias(lowered=Lower("username"))
-        .filter(taken | Q(lowered=name.lower()))
-        .exists()
-    ):
+    if username_holder(name) is not None:
         raise UsernameTakenError(details={"username": name})
     try:
         validate_password(password, user=User(username=name))
@@ -90,6 +85,16 @@ def user_register(*, username: str, password: str, bot: bool = False) -> tuple[U
     except IntegrityError as exc:  # lost a race with a concurrent registration
         raise UsernameTakenError(details={"username": name}) from exc
     return user, token.key
+
+
+def username_holder(name: str, *, besides: User | None = None) -> User | None:
+    """The account that holds ``name`` (normalised) already, in any letter case or by a
+    look-alike (its skeleton), other than ``besides``; None if the name is free."""
+    taken = Q(username_key=username_skeleton(name)) | Q(lowered=name.lower())
+    others = User.objects.alias(lowered=Lower("username")).filter(taken)
+    if besides is not None and besides.pk is not None:
+        others = others.exclude(pk=besides.pk)
+    return others.order_by("pk").first()
 
 
 def token_obtain(*, username: str, password: str) -> str:

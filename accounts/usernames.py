@@ -106,17 +106,33 @@ def username_skeleton(name: str) -> str:
     return text.translate(_SEPARATORS)
 
 
+def username_problem(name: str) -> str | None:
+    """Why ``name`` (already normalised) cannot be a new person's name, as a code:
+    ``required``, ``too_long``, ``characters`` or ``reserved`` (a bot's name); None when
+    it can. The admin's forms say each in the page's language."""
+    if not name:
+        return "required"
+    if len(name) > MAX_LENGTH:
+        return "too_long"
+    if not _ALLOWED.fullmatch(name):
+        return "characters"
+    if username_skeleton(name).startswith(username_skeleton(BOT_PREFIX)):
+        return "reserved"
+    return None
+
+
+PROBLEMS = {
+    "required": "A user name is required.",
+    "too_long": f"A user name is at most {MAX_LENGTH} characters.",
+    "characters": (
+        "A user name uses letters (ASCII, or Latin letters with accents such as é, ñ, "
+        "ø, ł), digits, and single '_', '-' or '.' between them."
+    ),
+    "reserved": f"User names starting with '{BOT_PREFIX}' (or like it) are reserved for bots.",
+}
+
+
 def username_problems(name: str) -> list[str]:
     """Why ``name`` (already normalised) cannot be a new person's name; [] when it can."""
-    if not name:
-        return ["A user name is required."]
-    if len(name) > MAX_LENGTH:
-        return [f"A user name is at most {MAX_LENGTH} characters."]
-    if not _ALLOWED.fullmatch(name):
-        return [
-            "A user name uses letters (ASCII, or Latin letters with accents such as é, ñ, "
-            "ø, ł), digits, and single '_', '-' or '.' between them."
-        ]
-    if username_skeleton(name).startswith(username_skeleton(BOT_PREFIX)):
-        return [f"User names starting with '{BOT_PREFIX}' (or like it) are reserved for bots."]
-    return []
+    problem = username_problem(name)
+    return [PROBLEMS[problem]] if problem else []

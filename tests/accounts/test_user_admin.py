@@ -126,3 +126,127 @@ def test_the_level_choices_are_the_levels_there_are(
         value for value, _label in response.context["adminform"].form.fields["bot_level"].choices
     ]
     assert choices == ["", *LEVELS]
+
+
+# --- Names: the API's rules (accounts.usernames) --------------------------------------
+
+
+def post_add(client: Client, name: str) -> Any:
+    return client.post(
+        "/admin/accounts/user/add/",
+        {
+            "username": name,
+            "usable_password": "true",
+            "password1": "a-long-password-1",
+            "password2": "a-long-password-1",
+        },
+    )
+
+
+def add_errors(response: Any) -> dict[str, list[str]]:
+    assert response.status_code == 200, response.status_code  # the form again, not saved
+    form = response.context["adminform"].form
+    return {name: [str(e) for e in errors] for name, errors in form.errors.items()}
+
+
+@pytest.mark.parametrize(
+    ("existing", "name"),
+    [
+        ("alice", "a1ice"),
+        ("alice", "ALICE"),
+        ("alice", "AIice"),
+        ("alice", "Alicé"),
+        ("bob", "b0b"),
+        ("ann_b", "ann.b"),
+        ("modern", "rnodern"),
+    ],
+)
+def test_a_look_alike_name_is_a_form_error_not_a_500(
+    admin_client: Client, user_factory: Callable[..., User], existing: str, name: str
+) -> None:
+    holder = user_factory(username=existing)
+    errors = add_errors(post_add(admin_client, name))
+    assert errors == {
+        "username": [f"That user name is taken: {existing} has it, or one that looks like it."]
+    }
+    # Renaming another account to it: the same.
+    carol = user_factory(username="carol")
+    errors = form_errors(post_change(admin_client, carol, username=name))
+    assert errors["username"] == [
+        f"That user name is taken: {existing} has it, or one that looks like it."
+    ]
+    carol.refresh_from_db()
+    assert carol.username == "carol"
+    assert set(User.objects.values_list("username", flat=True)) == {
+        "root",
+        holder.username,
+        "carol",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("a b", "single '_', '-' or '.'"),
+        ("alice@home", "single '_', '-' or '.'"),
+        ("b\u043eb", "single '_', '-' or '.'"),  # a Cyrillic o
+        ("a" * 31, "at most 30 characters"),
+    ],
+)
+def test_a_name_outside_the_character_set_is_refused(
+    admin_client: Client, name: str, words: str
+) -> None:
+    errors = add_errors(post_add(admin_client, name))
+    assert words in errors["username"][0], errors
+    assert not User.objects.exclude(username="root").exists()
+
+
+def test_names_are_stored_nfkc_and_a_rename_of_ones_own_case_is_fine(
+    admin_client: Client, user_factory: Callable[..., User]
+) -> None:
+    response = post_add(admin_client, "\uff41\uff4c\uff49\uff43\uff45")  # full-width alice
+    assert response.status_code == 302
+    alice = User.objects.get(username="alice")
+    assert post_change(admin_client, alice, username="Alice").status_code == 302
+    alice.refresh_from_db()
+    assert alice.username == "Alice"
+
+
+@pytest.mark.parametrize(
+    "name", ["bot-fake", "bot-random-4", "bot-strong-3", "B0T_expert", "bot.x"]
+)
+def test_a_bots_name_is_refused_for_a_person(
+    admin_client: Client, user_factory: Callable[..., User], name: str
+) -> None:
+    reserved = "User names starting with 'bot-' (or like it) are reserved for bots."
+    assert add_errors(post_add(admin_client, name)) == {"username": [reserved]}
+    carol = user_factory(username="carol")
+    assert form_errors(post_change(admin_client, carol, username=name)) == {"username": [reserved]}
+    assert not User.objects.filter(is_bot=False, username__istartswith="bot").exists()
+    # The bot tables are not blocked: the service's bot account is made as it should.
+    assert bot_account_ensure(level="random", copy=4).username == "bot-random-4"
+
+
+def test_a_person_made_a_bot_here_takes_a_bots_name(
+    admin_client: Client, user_factory: Callable[..., User]
+) -> None:
+    carol = user_factory(username="carol")
+    response = post_change(
+        admin_client, carol, username="bot-greedy-7", is_bot="on", bot_level="greedy"
+    )
+    assert response.status_code == 302
+    carol.refresh_from_db()
+    assert (carol.username, carol.is_bot, carol.bot_level) == ("bot-greedy-7", True, "greedy")
+    assert bot_account_ensure(level="greedy", copy=7) == carol
+
+
+def test_the_forms_errors_speak_italian(admin_client: Client, user_factory: Any) -> None:
+    user_factory(username="alice")
+    response = admin_client.post(
+        "/admin/accounts/user/add/",
+        {"username": "a1ice", "usable_password": "false"},
+        HTTP_ACCEPT_LANGUAGE="it",
+    )
+    assert add_errors(response) == {
+        "username": ["Questo nome utente è già preso: lo ha alice, o uno che gli somiglia."]
+    }
