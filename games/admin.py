@@ -2,21 +2,45 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Now
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from briscola_service.admin import ReadOnlyMixin, SecretFieldsMixin
 from games.matches.selectors import deal_state, staff_powers
-from games.models import Deal, DealStatus, Match, MatchStatus, Move, Seat
+from games.models import (
+    Deal,
+    DealStatus,
+    Match,
+    MatchEvent,
+    MatchEventKind,
+    MatchStatus,
+    Move,
+    Seat,
+)
 
 # The query parameter that shows a live deal's seed on its admin page.
 REVEAL = "reveal_live_deal"
+# A match whose bot has been to move this long is listed as stuck: the bot sweep
+# (BOT_SWEEP_AFTER_SECONDS, 10 s) re-queues a reply well before.
+BOT_STUCK_SECONDS = 60
+
+
+def _time(value: datetime | None) -> str:
+    """A time to the second (UTC, the service's zone), as the lists show it."""
+    if value is None:
+        return "-"
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _team_names(match: Match, team: int) -> str:
@@ -27,9 +51,90 @@ def _team_names(match: Match, team: int) -> str:
 
 class SeatInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
     model = Seat
-    fields = ("number", "user", "joined_at")
+    fields = ("number", "user", "joined_at", "away", "timeouts_in_row", "bot_holds")
     readonly_fields = fields
     extra = 0
+
+
+class MatchEventInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
+    """What happened besides the cards (timeouts, seats taken by the bot and returned,
+    invitations declined, expiry, rematch), in the order it happened."""
+
+    model = MatchEvent
+    fk_name = "match"
+    fields = ("created_at", "what", "when", "facts")
+    readonly_fields = fields
+    extra = 0
+    ordering = ("id",)
+    verbose_name = _("event")
+    verbose_name_plural = _("events")
+
+    @admin.display(description=_("What"))
+    def what(self, obj: MatchEvent) -> str:
+        try:
+            return f"{MatchEventKind(obj.kind).label} ({obj.kind})"
+        except ValueError:
+            return obj.kind
+
+    @admin.display(description=_("When in the match"))
+    def when(self, obj: MatchEvent) -> str:
+        if obj.deal is not None:
+            url = reverse("admin:games_deal_change", args=[obj.deal])
+            return format_html(
+                '<a href="{}">{}</a>',
+                url,
+                gettext("deal %(deal)s, before card %(card)s")
+                % {"deal": obj.deal, "card": "-" if obj.ply is None else obj.ply + 1},
+            )
+        if obj.after_end:
+            return gettext("after the match's end")
+        return gettext("outside a deal")
+
+    @admin.display(description=_("Facts"))
+    def facts(self, obj: MatchEvent) -> str:
+        names = {s.number: s.user.username if s.user else "(open)" for s in _seats_of(obj)}
+        parts = []
+        for key, value in (obj.data or {}).items():
+            if key == "seat" and value in names:
+                value = f"S{value} {names[value]}"
+            parts.append(f"{key}: {value}")
+        return "; ".join(parts) or "-"
+
+
+def _seats_of(event: MatchEvent) -> list[Seat]:
+    """The event's match's seats, read once per match page."""
+    cache = event.match.__dict__.setdefault("_admin_seats", None)
+    if cache is None:
+        cache = list(event.match.seats.select_related("user"))
+        event.match.__dict__["_admin_seats"] = cache
+    return cache
+
+
+class StuckFilter(admin.SimpleListFilter):
+    """Matches that wait for something that should have happened already."""
+
+    title = _("stuck")
+    parameter_name = "stuck"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [
+            ("deadline", _("deadline passed")),
+            ("bot", _("bot to move for over %(seconds)d s") % {"seconds": BOT_STUCK_SECONDS}),
+            ("expired", _("waiting past its expiry")),
+            ("any", _("any of these")),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Match]) -> QuerySet[Match]:
+        deadline = Q(deadline__lte=Now())
+        bot = Q(bot_to_move_since__lte=Now() - timedelta(seconds=BOT_STUCK_SECONDS))
+        expired = Q(status=MatchStatus.WAITING, expires_at__lte=Now())
+        chosen = {
+            "deadline": deadline,
+            "bot": bot,
+            "expired": expired,
+            "any": deadline | bot | expired,
+        }.get(self.value() or "")
+        return queryset if chosen is None else queryset.filter(chosen)
 
 
 class DealInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
@@ -59,16 +164,35 @@ class MoveInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type-arg]
 @admin.register(Match)
 class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     # Few, short columns: the list fits 1280 px beside the filter panel.
-    list_display = ("short_id", "who", "kind", "status", "score", "winner", "created")
+    list_display = (
+        "short_id",
+        "who",
+        "kind",
+        "status",
+        "end_reason",
+        "score",
+        "winner",
+        "created",
+        "clock",
+        "last_move",
+    )
     list_display_links = ("short_id",)
-    list_filter = ("status", "players", "format", "public", "rated", "end_reason")
+    list_filter = (StuckFilter, "status", "players", "format", "public", "rated", "end_reason")
     search_fields = ("id", "created_by__username", "seats__user__username")
     date_hierarchy = "created_at"
-    inlines = [SeatInline, DealInline]
+    inlines = [SeatInline, DealInline, MatchEventInline]
     list_per_page = 50
+    # Set once, by the database: not form fields, so shown only when named here.
+    readonly_fields = ("created_at",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Match]:
-        return super().get_queryset(request).prefetch_related("seats__user")
+        last_move = Move.objects.filter(deal__match=OuterRef("pk")).order_by("-id")
+        return (
+            super()
+            .get_queryset(request)
+            .prefetch_related("seats__user")
+            .annotate(last_move_at=Subquery(last_move.values("created_at")[:1]))
+        )
 
     def get_exclude(self, request: HttpRequest, obj: Any = None) -> Any:
         # Partners exist only in a match of four: the option means nothing in one of two.
@@ -95,7 +219,30 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
 
     @admin.display(description="Created", ordering="created_at")
     def created(self, obj: Match) -> str:
-        return obj.created_at.strftime("%Y-%m-%d %H:%M")
+        return _time(obj.created_at)
+
+    @admin.display(description=_("Waiting on"), ordering="deadline")
+    def clock(self, obj: Match) -> str:
+        """Who the match waits on, since or until when (the clock's own columns)."""
+        if obj.deadline is not None:
+            late = gettext(" (passed)") if obj.deadline <= timezone.now() else ""
+            return gettext("S%(seat)s by %(time)s%(late)s") % {
+                "seat": obj.to_move_seat,
+                "time": _time(obj.deadline),
+                "late": late,
+            }
+        if obj.bot_to_move_since is not None:
+            return gettext("bot (S%(seat)s) since %(time)s") % {
+                "seat": obj.to_move_seat,
+                "time": _time(obj.bot_to_move_since),
+            }
+        if obj.status == MatchStatus.WAITING and obj.expires_at is not None:
+            return gettext("players, until %(time)s") % {"time": _time(obj.expires_at)}
+        return "-"
+
+    @admin.display(description=_("Last move"), ordering="last_move_at")
+    def last_move(self, obj: Match) -> str:
+        return _time(getattr(obj, "last_move_at", None))
 
     @admin.display(description="Deals won")
     def score(self, obj: Match) -> str:
@@ -125,7 +272,7 @@ class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ig
     list_filter = ("status", "match__players")
     search_fields = ("match__id", "commitment")
     inlines = [MoveInline]
-    readonly_fields = ("replay_link", "seed_hidden", "tricks")
+    readonly_fields = ("replay_link", "seed_hidden", "tricks", "started_at")
 
     class Media:
         css = {"all": ("games/admin.css",)}
@@ -225,3 +372,4 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("id", "deal", "ply", "seat", "card", "created_at")
     list_filter = ("seat",)
     search_fields = ("deal__match__id", "card")
+    readonly_fields = ("created_at",)

@@ -1,0 +1,1 @@
+DATETIME_FORMAT = "N j, Y, H:i:s"

@@ -1,0 +1,1 @@
+DATETIME_FORMAT = "l d F Y H:i:s"

@@ -1,0 +1,120 @@
+"""The admin's match, deal and move pages after an outside audit of the admin: what
+happened to a match (its events, its seats' clock state, whom it waits on since when)
+can be found out there, and stuck matches found by a filter; times to the second."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from accounts.models import User
+from games.clocks.services import event_add
+from games.matches.services import SeatSpec, match_create
+from games.models import Match, MatchEvent, Seat
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_password_hashing")]
+
+
+@pytest.fixture
+def root_client(user_factory: Callable[..., User]) -> Client:
+    root = user_factory(username="root", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(root)
+    return client
+
+
+def bot_match(user: User, **fields: Any) -> Match:
+    match = match_create(
+        creator=user, players=2, format="single", seats=[SeatSpec("bot", "greedy")]
+    )
+    if fields:
+        Match.objects.filter(pk=match.pk).update(**fields)
+        match.refresh_from_db()
+    return match
+
+
+def test_the_match_page_shows_its_events_in_order_and_the_seats_clock_state(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    alice = user_factory(username="alice")
+    match = bot_match(alice)
+    event_add(match, "seat_timed_out", seat=0, action="bot")
+    event_add(match, "seat_taken_by_bot", seat=0, bot="greedy")
+    event_add(match, "seat_returned", seat=0, by="alice")
+    Seat.objects.filter(match=match, number=0).update(away=True, timeouts_in_row=3, bot_holds=True)
+    first = MatchEvent.objects.filter(match=match).order_by("id").first()
+    assert first is not None
+    response = root_client.get(f"/admin/games/match/{match.pk}/change/")
+    page = response.content.decode()
+    order = [
+        page.index("A seat&#x27;s deadline passed (seat_timed_out)"),
+        page.index("The timeout bot holds a seat (seat_taken_by_bot)"),
+        page.index("A person plays their seat again (seat_returned)"),
+    ]
+    assert order == sorted(order)
+    assert "seat: S0 alice; action: bot" in page
+    assert "seat: S0 alice; bot: greedy" in page
+    deal = match.deals.get()
+    assert f'href="/admin/games/deal/{deal.pk}/change/">deal {deal.pk}, before card 1</a>' in page
+    # The time to the second.
+    assert timezone.localtime(first.created_at).strftime("%H:%M:%S") in page
+    # The seats' clock state.
+    for field in ("away", "timeouts_in_row", "bot_holds"):
+        assert f'class="field-{field}"' in page, field
+    # Nothing of it can be changed: no form field for an event or a seat.
+    assert 'name="clock_events-0-kind"' not in page and 'name="seats-0-away"' not in page
+    assert "clock_events-TOTAL_FORMS" in page  # the inline is there, read-only
+
+
+def test_the_match_list_shows_the_end_whom_it_waits_on_and_the_last_move(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    alice = user_factory(username="alice")
+    late = timezone.now() - timedelta(seconds=5)
+    match = bot_match(alice, deadline=late, to_move_seat=0)
+    listing = root_client.get("/admin/games/match/").content.decode()
+    assert f"S0 by {timezone.localtime(late):%Y-%m-%d %H:%M:%S} (passed)" in listing
+    assert "column-end_reason" in listing and "column-last_move" in listing
+    assert match.created_at.strftime("%H:%M:%S") in listing
+
+
+def test_the_stuck_filter_finds_matches_past_their_deadline_or_waiting_on_a_bot(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    alice = user_factory(username="alice")
+    now = timezone.now()
+    deadline = bot_match(alice, deadline=now - timedelta(seconds=3), to_move_seat=0)
+    bot = bot_match(alice, deadline=None, bot_to_move_since=now - timedelta(minutes=5))
+    fresh_bot = bot_match(alice, deadline=None, bot_to_move_since=now)
+    fine = bot_match(alice, deadline=now + timedelta(minutes=5))
+    expired = bot_match(alice, status="waiting", deadline=None, expires_at=now - timedelta(1))
+
+    def listed(stuck: str) -> set[str]:
+        response = root_client.get("/admin/games/match/", {"stuck": stuck})
+        return {str(m.pk) for m in response.context["cl"].result_list}
+
+    assert listed("deadline") == {str(deadline.pk)}
+    assert listed("bot") == {str(bot.pk)}
+    assert listed("expired") == {str(expired.pk)}
+    assert listed("any") == {str(deadline.pk), str(bot.pk), str(expired.pk)}
+    assert str(fine.pk) not in listed("any") and str(fresh_bot.pk) not in listed("any")
+    page = root_client.get("/admin/games/match/").content.decode()
+    assert "deadline passed" in page and "bot to move for over 60 s" in page
+
+
+def test_times_on_the_deal_and_move_pages_are_to_the_second(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    alice = user_factory(username="alice")
+    match = bot_match(alice)
+    deal = match.deals.get()
+    seconds = timezone.localtime(deal.started_at).strftime("%H:%M:%S")
+    assert seconds in root_client.get(f"/admin/games/deal/{deal.pk}/change/").content.decode()
+    assert seconds in root_client.get("/admin/games/deal/").content.decode()
+    page = root_client.get(f"/admin/games/match/{match.pk}/change/").content.decode()
+    assert timezone.localtime(match.created_at).strftime("%H:%M:%S") in page
