@@ -271,6 +271,8 @@ class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ig
     )
     list_filter = ("status", "match__players")
     search_fields = ("match__id", "commitment")
+    ordering = ("-id",)  # indexed, as the moves'
+    show_full_result_count = False
     inlines = [MoveInline]
     readonly_fields = ("replay_link", "seed_hidden", "tricks", "started_at")
 
@@ -367,9 +369,30 @@ class DealAdmin(SecretFieldsMixin, ReadOnlyMixin, admin.ModelAdmin):  # type: ig
         return format_html('<a href="{}">Replay this deal step by step</a>', url)
 
 
+class SeatNumberFilter(admin.SimpleListFilter):
+    """The seats there are (0 to 3): no SELECT DISTINCT over the whole move log."""
+
+    title = _("seat")
+    parameter_name = "seat"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(str(n), str(n)) for n in range(4)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Move]) -> QuerySet[Move]:
+        value = self.value()
+        if value in {str(n) for n in range(4)}:
+            return queryset.filter(seat=int(value or 0))
+        return queryset
+
+
 @admin.register(Move)
 class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("id", "deal", "ply", "seat", "card", "created_at")
-    list_filter = ("seat",)
+    list_filter = (SeatNumberFilter,)
+    # Newest first by the primary key: the models' ordering (deal, then the match's
+    # creation time, then ply) sorted the whole log through two joins on every page.
+    ordering = ("-id",)
+    # One count (of the filtered rows), not a second of the whole log.
+    show_full_result_count = False
     search_fields = ("deal__match__id", "card")
     readonly_fields = ("created_at",)

@@ -118,3 +118,34 @@ def test_times_on_the_deal_and_move_pages_are_to_the_second(
     assert seconds in root_client.get("/admin/games/deal/").content.decode()
     page = root_client.get(f"/admin/games/match/{match.pk}/change/").content.decode()
     assert timezone.localtime(match.created_at).strftime("%H:%M:%S") in page
+
+
+@pytest.mark.parametrize("model", ["move", "deal"])
+def test_the_move_and_deal_lists_sort_by_their_key_and_the_seat_filter_reads_no_column(
+    root_client: Client, user_factory: Callable[..., User], model: str
+) -> None:
+    """At 480,000 moves the move list took 1.8 s: it sorted every move through its deal
+    and the match's creation time (the models' ordering), and the seat filter read
+    SELECT DISTINCT seat over the whole log."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    alice = user_factory(username="alice")
+    bot_match(alice)
+    with CaptureQueriesContext(connection) as queries:
+        response = root_client.get(
+            f"/admin/games/{model}/", {"seat": "1"} if model == "move" else {}
+        )
+    assert response.status_code == 200
+    sql = [q["sql"] for q in queries.captured_queries]
+    table = f'"games_{model}"'
+    rows = [q for q in sql if f"FROM {table}" in q and "ORDER BY" in q]
+    assert len(rows) == 1, sql
+    assert rows[0].endswith(f'ORDER BY {table}."id" DESC'), rows[0]
+    assert not [q for q in sql if "DISTINCT" in q], sql
+    counts = [q for q in sql if "COUNT(" in q and f"FROM {table}" in q]
+    assert len(counts) == 1, counts  # the filtered rows', not a second of the whole table
+    if model == "move":
+        page = response.content.decode()
+        for seat in range(4):
+            assert f'href="?seat={seat}"' in page
