@@ -199,6 +199,10 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
         exclude = list(super().get_exclude(request, obj) or ())
         if obj is not None and obj.players != 4:
             exclude.append("partners_last_hand")
+        # The expiry calls off a waiting match only: once it started (or ended) the time
+        # left from its invitation means nothing (the API shows null).
+        if obj is not None and obj.status != MatchStatus.WAITING:
+            exclude.append("expires_at")
         return exclude
 
     @admin.display(description="Match", ordering="id")

@@ -149,3 +149,20 @@ def test_the_move_and_deal_lists_sort_by_their_key_and_the_seat_filter_reads_no_
         page = response.content.decode()
         for seat in range(4):
             assert f'href="?seat={seat}"' in page
+
+
+def test_the_expiry_is_shown_only_for_a_waiting_match(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    alice = user_factory(username="alice")
+    soon = timezone.now() + timedelta(hours=1)
+    for status, shown in (
+        ("waiting", True),
+        ("active", False),
+        ("finished", False),
+        ("aborted", False),
+    ):
+        match = bot_match(alice, status=status, expires_at=soon)
+        page = root_client.get(f"/admin/games/match/{match.pk}/change/").content.decode()
+        assert ("A waiting match is called off then" in page) is shown, status
+        assert ("field-expires_at" in page) is shown, status
