@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.constants import LOOKUP_SEP
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext
 
 
 class SecretFieldsMixin:
@@ -37,3 +39,22 @@ class ReadOnlyMixin:
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    # Django's admin refuses the add and delete pages by raising PermissionDenied, which
+    # showed the site's 403 page ("Not yours to see. This belongs to a private match"):
+    # the admin's own page says why instead (still 403).
+
+    def _refused(self, request: HttpRequest) -> HttpResponse:
+        opts = self.model._meta  # type: ignore[attr-defined]
+        context = {
+            **self.admin_site.each_context(request),  # type: ignore[attr-defined]
+            "opts": opts,
+            "title": gettext("Read-only"),
+        }
+        return TemplateResponse(request, "admin/read_only_refused.html", context, status=403)
+
+    def add_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self._refused(request)
+
+    def delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return self._refused(request)

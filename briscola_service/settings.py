@@ -452,6 +452,8 @@ if not 1 <= BOT_THINK_MS <= BOT_THINK_MS_MAX:
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("it", "Italiano")]
 TIME_ZONE = "UTC"
+# The service's own words outside its apps (the admin's refusal page), in Italian too.
+LOCALE_PATHS = [BASE_DIR / "briscola_service" / "locale"]
 # Times to the second on the admin's pages (briscola_service/formats).
 FORMAT_MODULE_PATH = ["briscola_service.formats"]
 USE_I18N = True

@@ -166,3 +166,28 @@ def test_the_expiry_is_shown_only_for_a_waiting_match(
         page = root_client.get(f"/admin/games/match/{match.pk}/change/").content.decode()
         assert ("A waiting match is called off then" in page) is shown, status
         assert ("field-expires_at" in page) is shown, status
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_the_add_and_delete_pages_are_the_admins_refusal_not_the_sites_403(
+    root_client: Client, user_factory: Callable[..., User], language: str
+) -> None:
+    alice = user_factory(username="alice")
+    match = bot_match(alice)
+    deal = match.deals.get()
+    said = {
+        "en": "read-only in the admin: the service alone writes them (the move log is append-only)",
+        "it": "sono di sola lettura nell'admin: le scrive solo il servizio",
+    }[language]
+    for model, pk in (("match", match.pk), ("deal", deal.pk), ("move", None)):
+        urls = [f"/admin/games/{model}/add/"]
+        if pk is not None:
+            urls.append(f"/admin/games/{model}/{pk}/delete/")
+        for url in urls:
+            response = root_client.get(url, HTTP_ACCEPT_LANGUAGE=language)
+            page = response.content.decode()
+            assert response.status_code == 403, url
+            assert said in page, (url, page[-1500:])
+            assert "Not yours to see" not in page and "Non è roba tua" not in page
+            assert f'href="/admin/games/{model}/"' in page  # back to the list
+    assert root_client.get("/admin/accounts/ratingchange/add/").status_code == 403
