@@ -8,6 +8,8 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html_join
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 from rest_framework.authtoken.models import TokenProxy
@@ -133,9 +135,28 @@ class BriscolaUserAdmin(SecretFieldsMixin, UserAdmin):
     list_display = ("username", "is_bot", "bot_level", "is_staff", "date_joined")
     list_filter = ("is_bot", "bot_level", "is_staff")
     search_fields = ("username",)
-    fieldsets = (*(UserAdmin.fieldsets or ()), ("Bot", {"fields": ("is_bot", "bot_level")}))
+    fieldsets = (
+        *(UserAdmin.fieldsets or ()),
+        ("Bot", {"fields": ("is_bot", "bot_level")}),
+        (_("Games"), {"fields": ("games_links",)}),
+    )
     form = BriscolaUserChangeForm
     add_form = BriscolaUserCreationForm
+    readonly_fields = ("games_links",)
+
+    @admin.display(description=_("Their pages"))
+    def games_links(self, obj: User) -> str:
+        """Links to the account's matches and rating changes (the lists, filtered)."""
+        links = []
+        for name, words, lookup in (
+            ("admin:games_match_changelist", _("Matches"), "seats__user__id__exact"),
+            ("admin:accounts_ratingchange_changelist", _("Rating changes"), "user__id__exact"),
+        ):
+            try:
+                links.append((f"{reverse(name)}?{lookup}={obj.pk}", words))
+            except NoReverseMatch:  # the games app is not installed
+                continue
+        return format_html_join(" · ", '<a href="{}">{}</a>', links) or "-"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = tuple(super().get_readonly_fields(request, obj))

@@ -185,6 +185,12 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     # Set once, by the database: not form fields, so shown only when named here.
     readonly_fields = ("created_at",)
 
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # A user's matches, linked from the user's page.
+        if lookup == "seats__user__id__exact":
+            return True
+        return super().lookup_allowed(lookup, value, request)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Match]:
         last_move = Move.objects.filter(deal__match=OuterRef("pk")).order_by("-id")
         return (

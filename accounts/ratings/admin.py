@@ -13,6 +13,8 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
 
 from accounts.models import PlayerStats, Rating, RatingChange
 from briscola_service import queueing
@@ -64,7 +66,7 @@ class RatingChangeAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-a
     list_display = (
         "user",
         "category",
-        "match_id",
+        "match_link",
         "result",
         "rating_before",
         "rating_after",
@@ -75,6 +77,16 @@ class RatingChangeAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-a
     search_fields = ("user__username", "match_id")
     date_hierarchy = "match_finished_at"
     actions = [recompute_all]
+    readonly_fields = ("match_link",)
+
+    @admin.display(description="Match", ordering="match_id")
+    def match_link(self, obj: RatingChange) -> str:
+        """The match's admin page (no foreign key: accounts never imports games)."""
+        try:
+            url = reverse("admin:games_match_change", args=[obj.match_id])
+        except NoReverseMatch:  # the games app is not installed
+            return str(obj.match_id)
+        return format_html('<a href="{}">{}</a>', url, str(obj.match_id)[:8])
 
 
 @admin.register(PlayerStats)

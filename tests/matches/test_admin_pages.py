@@ -191,3 +191,38 @@ def test_the_add_and_delete_pages_are_the_admins_refusal_not_the_sites_403(
             assert "Not yours to see" not in page and "Non è roba tua" not in page
             assert f'href="/admin/games/{model}/"' in page  # back to the list
     assert root_client.get("/admin/accounts/ratingchange/add/").status_code == 403
+
+
+def test_links_from_a_rating_change_to_its_match_and_from_a_user_to_their_lists(
+    root_client: Client, user_factory: Callable[..., User]
+) -> None:
+    from accounts.models import RatingChange
+
+    alice = user_factory(username="alice")
+    bob = user_factory(username="bob")
+    match = bot_match(alice)
+    other = bot_match(bob)
+    RatingChange.objects.create(
+        user=alice,
+        category="1v1",
+        match_id=match.pk,
+        match_finished_at=timezone.now(),
+        result="win",
+        mu_before=25,
+        sigma_before=8,
+        mu_after=27,
+        sigma_after=7,
+        rating_before=1000,
+        rating_after=1040,
+    )
+    listing = root_client.get("/admin/accounts/ratingchange/").content.decode()
+    assert f'<a href="/admin/games/match/{match.pk}/change/">{str(match.pk)[:8]}</a>' in listing
+    page = root_client.get(f"/admin/accounts/user/{alice.pk}/change/").content.decode()
+    matches = f"/admin/games/match/?seats__user__id__exact={alice.pk}"
+    changes = f"/admin/accounts/ratingchange/?user__id__exact={alice.pk}"
+    assert f'href="{matches}"' in page and f'href="{changes}"' in page
+    response = root_client.get(matches)
+    assert [m.pk for m in response.context["cl"].result_list] == [match.pk]
+    assert other.pk not in [m.pk for m in response.context["cl"].result_list]
+    response = root_client.get(changes)
+    assert [c.user_id for c in response.context["cl"].result_list] == [alice.pk]
