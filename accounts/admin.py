@@ -71,8 +71,18 @@ def clean_name(form: forms.ModelForm, *, bot: bool = False) -> str:  # type: ign
     return name
 
 
+NAME_HELP = _(
+    "Up to 30 letters (ASCII or accented Latin) and digits, with single '_', '-' or '.' "
+    "between them; not like another account's name, nor a bot's (bot-...)."
+)
+
+
 class BriscolaUserCreationForm(AdminUserCreationForm):  # type: ignore[type-arg]
     """Django's form to add a person, whose name follows the API's rules."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].help_text = NAME_HELP
 
     def clean_username(self) -> str:
         return clean_name(self)
@@ -85,6 +95,8 @@ class BriscolaUserChangeForm(UserChangeForm):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if "username" in self.fields:
+            self.fields["username"].help_text = NAME_HELP
         if "bot_level" in self.fields:
             field = self.fields["bot_level"]
             self.fields["bot_level"] = forms.ChoiceField(
