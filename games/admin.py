@@ -168,13 +168,11 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
         "short_id",
         "who",
         "kind",
-        "status",
-        "end_reason",
+        "state",
         "score",
         "winner",
         "created",
         "clock",
-        "last_move",
     )
     list_display_links = ("short_id",)
     list_filter = (StuckFilter, "status", "players", "format", "public", "rated", "end_reason")
@@ -231,9 +229,22 @@ class MatchAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     def created(self, obj: Match) -> str:
         return _time(obj.created_at)
 
-    @admin.display(description=_("Waiting on"), ordering="deadline")
+    @admin.display(description=_("Status (end reason)"), ordering="status")
+    def state(self, obj: Match) -> str:
+        if obj.end_reason:
+            return format_html("{}<br>({})", obj.get_status_display(), obj.get_end_reason_display())
+        return obj.get_status_display()
+
+    @admin.display(description=_("Waiting on / last move"), ordering="deadline")
     def clock(self, obj: Match) -> str:
-        """Who the match waits on, since or until when (the clock's own columns)."""
+        """Whom the match waits on, until or since when, over the last move's time."""
+        return format_html(
+            '{}<br><span class="last-move">{}</span>',
+            self.waiting_on(obj),
+            gettext("last move %(time)s") % {"time": self.last_move(obj)},
+        )
+
+    def waiting_on(self, obj: Match) -> str:
         if obj.deadline is not None:
             late = gettext(" (passed)") if obj.deadline <= timezone.now() else ""
             return gettext("S%(seat)s by %(time)s%(late)s") % {
@@ -404,5 +415,9 @@ class MoveAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     ordering = ("-id",)
     # One count (of the filtered rows), not a second of the whole log.
     show_full_result_count = False
+
+    class Media:
+        css = {"all": ("games/admin.css",)}
+
     search_fields = ("deal__match__id", "card")
     readonly_fields = ("created_at",)

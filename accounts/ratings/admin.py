@@ -56,6 +56,9 @@ class RatingAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ("user__username",)
     actions = [recompute_all]
 
+    class Media:
+        css = {"all": ("accounts/admin.css",)}
+
     @admin.display(boolean=True)
     def provisional(self, obj: Rating) -> bool:
         return obj.provisional
@@ -77,6 +80,10 @@ class RatingChangeAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-a
     search_fields = ("user__username", "match_id")
     date_hierarchy = "match_finished_at"
     actions = [recompute_all]
+
+    class Media:
+        css = {"all": ("accounts/admin.css",)}
+
     readonly_fields = ("match_link",)
 
     @admin.display(description="Match", ordering="match_id")
@@ -106,3 +113,6 @@ class PlayerStatsAdmin(ReadOnlyMixin, admin.ModelAdmin):  # type: ignore[type-ar
     list_filter = ("category",)
     search_fields = ("user__username",)
     actions = [recompute_all]
+
+    class Media:
+        css = {"all": ("accounts/admin.css",)}

@@ -79,7 +79,11 @@ def test_the_match_list_shows_the_end_whom_it_waits_on_and_the_last_move(
     match = bot_match(alice, deadline=late, to_move_seat=0)
     listing = root_client.get("/admin/games/match/").content.decode()
     assert f"S0 by {timezone.localtime(late):%Y-%m-%d %H:%M:%S} (passed)" in listing
-    assert "column-end_reason" in listing and "column-last_move" in listing
+    assert "column-state" in listing and "column-clock" in listing
+    assert "last move -" in listing  # no card played yet
+    Match.objects.filter(pk=match.pk).update(status="aborted", end_reason="abort_window")
+    listing = root_client.get("/admin/games/match/").content.decode()
+    assert "Aborted<br>(A person never played a first card)" in listing
     assert match.created_at.strftime("%H:%M:%S") in listing
 
 
