@@ -606,7 +606,10 @@ if LOG_FORMAT not in ("plain", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "briscola_service.logs.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "briscola_service.logs.RequestIdFilter"},
+        "quiet_routine": {"()": "briscola_service.logs.QuietRoutineFilter"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {
@@ -619,7 +622,9 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["request_id"],
+            # The periodic tasks' lines when they did nothing are dropped unless asked for.
+            "filters": ["request_id"]
+            + ([] if env.bool("LOG_ROUTINE_TASKS", default=False) else ["quiet_routine"]),
         },
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

@@ -222,6 +222,44 @@ def test_djangos_lines_about_a_request_carry_its_id(caplog: pytest.LogCaptureFix
     assert record.request_id == "req-404"  # type: ignore[attr-defined]
 
 
+def _celery_record(logger: str, msg: str, args: Any = None, **data: Any) -> logging.LogRecord:
+    record = logging.LogRecord(logger, logging.INFO, __file__, 1, msg, args, None)
+    if data:
+        record.data = data  # Celery's extra={"data": ...}
+    return record
+
+
+def test_the_periodic_tasks_lines_are_dropped_when_they_did_nothing() -> None:
+    """The clocks' sweep runs every second: an idle service wrote three lines a second of
+    it, about 100 MB a day (the operator audit)."""
+    quiet = logs.QuietRoutineFilter()
+    sweep, move = "games.tasks.clocks_sweep", "games.tasks.bot_play"
+    beat = "Scheduler: Sending due task %s (%s)"
+    dropped = [
+        _celery_record("celery.beat", beat, ("clocks-sweep", sweep)),
+        _celery_record("celery.worker.strategy", "Task %(name)s received", None, name=sweep),
+        _celery_record("celery.app.trace", "succeeded", None, name=sweep, return_value="0"),
+        _celery_record(
+            "celery.app.trace",
+            "succeeded",
+            None,
+            name="briscola_service.celery.worker_heartbeat",
+            return_value="None",
+        ),
+    ]
+    kept = [
+        _celery_record("celery.app.trace", "succeeded", None, name=sweep, return_value="3"),
+        _celery_record("celery.worker.strategy", "Task %(name)s received", None, name=move),
+        _celery_record("celery.app.trace", "succeeded", None, name=move, return_value="True"),
+        _celery_record("celery.beat", "Scheduler: Sending due task %s (%s)", ("x", "other.task")),
+        _celery_record("games.clocks.services", "nothing to do"),
+    ]
+    warning = _celery_record("celery.app.trace", "retry", None, name=sweep, return_value="0")
+    warning.levelno = logging.WARNING
+    assert [quiet.filter(r) for r in dropped] == [False] * len(dropped)
+    assert [quiet.filter(r) for r in [*kept, warning]] == [True] * (len(kept) + 1)
+
+
 def test_json_lines_carry_the_request_id() -> None:
     from pythonjsonlogger.json import JsonFormatter
 
