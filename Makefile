@@ -64,7 +64,8 @@ check: venv-dev
 		echo "mypy: no games/rules or games/bots yet, skipped"; \
 	fi
 
-# Two lanes at once (tests/lanes.py): the tests that start services or drive Chromium, and the rest.
+# Three lanes at once (tests/lanes.py): the tests that start services, those that drive
+# Chromium, and the rest.
 test: check
 	$(PY) tests/lanes.py $(PYTEST_ARGS)
 

@@ -16,6 +16,20 @@ def test_the_side_lane_gets_its_own_database_and_redis_number() -> None:
     }
     assert lane_env({"REDIS_URL": "redis://127.0.0.1:6379"})["REDIS_URL"].endswith("/1")
     assert lane_env({"REDIS_URL": "redis://h:6379/15"})["REDIS_URL"] == "redis://h:6379/0"
+    second = lane_env(env, 2)  # the second side lane: neither the main lane's nor the first's
+    assert second["DATABASE_URL"].endswith("/briscola_ci_side2")
+    assert second["REDIS_URL"] == "redis://127.0.0.1:6379/2"
+
+
+def test_the_side_lanes_together_run_every_test_the_main_lane_does_not() -> None:
+    """A test marked processes or browser runs in exactly one side lane."""
+    from tests.lanes import SIDE_LANE, SIDE_LANES
+
+    assert SIDE_LANE == "processes or browser"
+    for browser, processes in ((True, False), (False, True), (True, True)):
+        markers = {"browser": browser, "processes": processes}
+        chosen = [m for m in SIDE_LANES if eval(m, {}, markers)]  # noqa: S307 - our own text
+        assert len(chosen) == 1, (markers, chosen)
 
 
 def test_sqlite_and_no_services_are_left_alone() -> None:
