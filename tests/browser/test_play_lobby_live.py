@@ -365,7 +365,8 @@ def test_a_finished_matchs_replay_is_reached_from_the_lobby(
     assert link.inner_text() == "Replay"
     shots(page, "1-lobby-with-replay-link", full_page=True)
     link.click()
-    page.wait_for_url(f"{live_server.url}/replay/{deal.pk}/")
+    # The address then says the move shown (?ply=0).
+    page.wait_for_url(re.compile(rf"{re.escape(live_server.url)}/replay/{deal.pk}/(\?ply=0)?$"))
     page.wait_for_selector('#replay[data-ply="0"]', state="attached")
     # Nobody else's: an unknown match's replay is a 404 too.
     response = page.goto(f"{live_server.url}/play/{uuid.uuid4()}/replay/")

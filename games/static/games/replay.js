@@ -234,6 +234,22 @@
     $("error").hidden = true;
     root.dataset.ply = data.ply;
     root.dataset.plies = data.plies;
+    showInAddress(data.ply);
+  }
+
+  // The address follows the position shown (?ply=N, the other parameters, such as the
+  // seat, kept), so that it may be copied and opened elsewhere at the same move: replaced,
+  // not pushed (no entry in the history per step). The language switch's return address
+  // follows it too.
+  function showInAddress(ply) {
+    const url = new URL(location.href);
+    if (url.searchParams.get("ply") !== String(ply)) {
+      url.searchParams.set("ply", ply);
+      history.replaceState(history.state, "", url);
+    }
+    document.querySelectorAll('form.lang input[name="next"]').forEach((input) => {
+      input.value = location.pathname + location.search;
+    });
   }
 
   function showError(body) {

@@ -1,0 +1,130 @@
+"""The replay page after a third outside audit, in a real headless Chromium, at 1280x800
+and 390x844, in English and in Italian:
+
+- the address follows the position (``?ply=N``, the seat kept, replaced rather than
+  pushed), so that a copied address opens at the same move.
+
+Screenshots go to test-artifacts/browser/<test>/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from accounts.models import User
+from games.matches.services import SeatSpec, match_create, match_join
+from games.models import Deal
+from tests.browser.conftest import DESKTOP, PHONE, errors_of, session_context
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LANGUAGES = ["en", "it"]
+VIEWPORTS = ["desktop", "phone"]
+
+
+def options_of(language: str, viewport: str) -> dict[str, Any]:
+    return {"locale": language, **(PHONE if viewport == "phone" else DESKTOP)}
+
+
+def a_deal(games: Any, people: list[User], moves: int, *, public: bool = False) -> Deal:
+    creator, others = people[0], people[1:]
+    match = match_create(
+        creator=creator,
+        players=len(people),
+        format="single",
+        seats=[SeatSpec("user", u.username) for u in others],
+        public=public,
+    )
+    for user in others:
+        match_join(match_id=match.pk, user=user)
+    games.play(match, moves)
+    return Deal.objects.select_related("match").get(match=match)
+
+
+def at_ply(page: Any, ply: int) -> None:
+    page.wait_for_selector(f'#replay[data-ply="{ply}"]', timeout=5000)
+
+
+def query_of(page: Any) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def shown(page: Any) -> dict[str, Any]:
+    """What the table shows: the cards in each hand and on the table, the points."""
+    return page.evaluate(
+        """() => ({
+          ply: document.getElementById('replay').dataset.ply,
+          cards: Array.from(document.querySelectorAll('#table .card')).map(
+            (c) => c.dataset.card || 'back'),
+          points: [0, 1].map((t) => document.getElementById('points-' + t).textContent),
+          label: document.getElementById('ply-label').textContent,
+        })"""
+    )
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_the_address_follows_the_position_and_opens_there(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    games: Any,
+    shots: Any,
+    language: str,
+    viewport: str,
+) -> None:
+    """Arrows, ▶, End, the slider: each position shown is in the address (?ply=N), the
+    seat kept, with no new entry in the history; the address copied into a fresh page
+    opens the same position, and the language switch comes back to it. (The address used
+    to stay /replay/<id>/, or the ?ply= it was opened with.)"""
+    alice, bob = people(username="alice"), people(username="bob")
+    deal = a_deal(games, [alice, bob], 40)
+    context = session_context(chromium, live_server, alice, **options_of(language, viewport))
+    page = context.new_page()
+    errors = errors_of(page)
+    page.goto(f"{live_server.url}/replay/{deal.pk}/?seat=1")
+    at_ply(page, 0)
+    history = page.evaluate("history.length")
+    page.keyboard.press("ArrowRight")
+    at_ply(page, 1)
+    assert query_of(page) == {"seat": ["1"], "ply": ["1"]}
+    page.click("#next")
+    at_ply(page, 2)
+    assert query_of(page)["ply"] == ["2"]
+    page.keyboard.press("End")
+    at_ply(page, 40)
+    assert query_of(page)["ply"] == ["40"]
+    page.eval_on_selector(
+        "#slider", "el => { el.value = 12; el.dispatchEvent(new Event('input')); }"
+    )
+    at_ply(page, 12)
+    assert query_of(page)["ply"] == ["12"]
+    page.keyboard.press("ArrowRight")
+    at_ply(page, 13)
+    assert query_of(page) == {"seat": ["1"], "ply": ["13"]}
+    assert page.evaluate("history.length") == history  # replaced, not pushed
+    before = shown(page)
+    shots(page, f"1-at-13-{language}-{viewport}")
+    address = page.url
+
+    # The address in a fresh page: the same position, from the same seat.
+    fresh = context.new_page()
+    fresh_errors = errors_of(fresh)
+    fresh.goto(address)
+    at_ply(fresh, 13)
+    assert shown(fresh) == before
+    assert fresh.input_value("#seat-select") == "1"
+    shots(fresh, f"2-opened-{language}-{viewport}")
+    fresh.close()
+
+    # The language switch comes back to the same move.
+    other = "it" if language == "en" else "en"
+    page.click(f'button[name="language"][value="{other}"]')
+    page.wait_for_selector(f'html[lang="{other}"]')
+    at_ply(page, 13)
+    assert query_of(page) == {"seat": ["1"], "ply": ["13"]}
+    assert errors == [] and fresh_errors == []
+    context.close()
