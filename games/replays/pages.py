@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 from briscola_service.exceptions import not_found_page
 from games.errors import DealNotFoundError
 from games.matches import selectors
-from games.models import DealStatus
+from games.models import DealStatus, EndReason, Match, MatchEvent, MatchEventKind, Seat
 from games.play.strings import format_names, replay_strings
 
 
@@ -59,6 +59,41 @@ def page_strings() -> dict[str, object]:
         },
     }
     return strings
+
+
+def abandoned_why(match: Match, seats: list[Seat]) -> str:
+    """Why a deal was abandoned, from what the match's detail and events say (its
+    ``end_reason``, its ``winner``, the seat of its ``seat_timed_out`` event): lost on time
+    by whom, resigned by whom, called off."""
+    names = [s.user.username if s.user else _("open seat") for s in seats]
+    reason = match.end_reason
+    loser = None if match.winner_team is None else 1 - match.winner_team
+    side = [names[n] for n in range(match.players) if loser is not None and n % 2 == loser]
+    timed_out = (
+        MatchEvent.objects.filter(match=match, kind=MatchEventKind.SEAT_TIMED_OUT)
+        .order_by("-id")
+        .values_list("data", flat=True)
+        .first()
+    )
+    seat = timed_out.get("seat") if isinstance(timed_out, dict) else None
+    late = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else None
+    if reason == EndReason.TIMEOUT and (late or side):
+        return _("Abandoned: lost on time by %(name)s") % {"name": late or " & ".join(side)}
+    if reason == EndReason.ABANDONED and (late or side):
+        return _("Abandoned: %(name)s did not play for too long") % {
+            "name": late or " & ".join(side)
+        }
+    if reason == EndReason.RESIGNED and side:
+        if len(side) == 1:
+            return _("Abandoned: resigned by %(name)s") % {"name": side[0]}
+        return _("Abandoned: resigned by the team of %(names)s") % {"names": " & ".join(side)}
+    if reason == EndReason.ABORTED:
+        return _("Abandoned: called off, a player resigned before everyone had played a card")
+    if reason == EndReason.ABORT_WINDOW:
+        if late:
+            return _("Abandoned: called off, %(name)s never played a first card") % {"name": late}
+        return _("Abandoned: called off, a first card was never played")
+    return _("Abandoned (the match ended during the deal)")
 
 
 @require_GET
@@ -95,8 +130,12 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     statuses = {
         DealStatus.ACTIVE: _("Being played"),
         DealStatus.FINISHED: _("Finished"),
-        DealStatus.ABANDONED: _("Abandoned (the match ended during the deal)"),
+        DealStatus.ABANDONED: abandoned_why(match, seats),
     }
+    strings = page_strings()
+    if deal.status == DealStatus.ABANDONED:
+        # Said again at the deal's last position, in place of the result.
+        strings["abandoned"] = statuses[DealStatus.ABANDONED]
     return render(
         request,
         "games/replay.html",
@@ -107,7 +146,7 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "seat_names": [s.user.username if s.user else _("open seat") for s in seats],
             "format_name": format_names().get(match.format, match.format),
             "status_name": statuses.get(deal.status, deal.status),
-            "strings": page_strings(),
+            "strings": strings,
             "can_see_all": can_see_all,
             "guarded": guarded,
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),

@@ -2,21 +2,25 @@
 and 390x844, in English and in Italian:
 
 - the address follows the position (``?ply=N``, the seat kept, replaced rather than
-  pushed), so that a copied address opens at the same move.
+  pushed), so that a copied address opens at the same move;
+- an abandoned deal says why it ended (lost on time by whom, resigned by whom), and
+  nobody is "to play" at its end.
 
 Screenshots go to test-artifacts/browser/<test>/."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from accounts.models import User
-from games.matches.services import SeatSpec, match_create, match_join
-from games.models import Deal
+from games.clocks.services import TimeControl, timeout_enforce
+from games.matches.services import SeatSpec, match_create, match_join, match_resign
+from games.models import Deal, Match
 from tests.browser.conftest import DESKTOP, PHONE, errors_of, session_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,7 +33,14 @@ def options_of(language: str, viewport: str) -> dict[str, Any]:
     return {"locale": language, **(PHONE if viewport == "phone" else DESKTOP)}
 
 
-def a_deal(games: Any, people: list[User], moves: int, *, public: bool = False) -> Deal:
+def a_deal(
+    games: Any,
+    people: list[User],
+    moves: int,
+    *,
+    public: bool = False,
+    time_control: TimeControl | None = None,
+) -> Deal:
     creator, others = people[0], people[1:]
     match = match_create(
         creator=creator,
@@ -37,6 +48,7 @@ def a_deal(games: Any, people: list[User], moves: int, *, public: bool = False) 
         format="single",
         seats=[SeatSpec("user", u.username) for u in others],
         public=public,
+        time_control=time_control,
     )
     for user in others:
         match_join(match_id=match.pk, user=user)
@@ -127,4 +139,82 @@ def test_the_address_follows_the_position_and_opens_there(
     at_ply(page, 13)
     assert query_of(page) == {"seat": ["1"], "ply": ["13"]}
     assert errors == [] and fresh_errors == []
+    context.close()
+
+
+def run_out_of_time(match: Match) -> str | None:
+    """The seat to move's deadline passes now (as the clocks' sweep would find it)."""
+    from django.db.models.functions import Now
+
+    Match.objects.filter(pk=match.pk).update(deadline=Now() - timedelta(seconds=1))
+    return timeout_enforce(match_id=match.pk)
+
+
+ABANDONED = {
+    "en": {
+        "timeout": "Abandoned: lost on time by {name}",
+        "resigned": "Abandoned: resigned by {name}",
+        "old": "Abandoned (the match ended during the deal)",
+        "to_play": "to play",
+    },
+    "it": {
+        "timeout": "Interrotta: persa per tempo da {name}",
+        "resigned": "Interrotta: abbandono di {name}",
+        "old": "Interrotta (la partita è finita durante la mano)",
+        "to_play": "di turno",
+    },
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_an_abandoned_deal_says_why_it_ended(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    games: Any,
+    shots: Any,
+    language: str,
+    viewport: str,
+) -> None:
+    """A deal lost on time and one resigned: the header, the result at the end and the
+    log's last line say which and by whom (the match's end_reason, its winner, its
+    seat_timed_out event), and nobody is "to play" at the end. (Both used to read
+    "Abandoned (the match ended during the deal)" and "alice to play".)"""
+    alice, bob = people(username="alice"), people(username="bob")
+    words = ABANDONED[language]
+    timed = a_deal(games, [alice, bob], 5, time_control=TimeControl(per_move_seconds=60))
+    late = games.seat_users(timed.match)[games.state(timed).turn].username
+    assert run_out_of_time(timed.match) == "forfeit"
+    resigned = a_deal(games, [alice, bob], 5)
+    match_resign(match_id=resigned.match_id, user=bob)
+    assert Match.objects.get(pk=timed.match_id).end_reason == "timeout"
+    assert Match.objects.get(pk=resigned.match_id).end_reason == "resigned"
+
+    context = session_context(chromium, live_server, alice, **options_of(language, viewport))
+    page = context.new_page()
+    errors = errors_of(page)
+    for deal, reason, why in (
+        (timed, "timeout", words["timeout"].format(name=late)),
+        (resigned, "resigned", words["resigned"].format(name="bob")),
+    ):
+        page.goto(f"{live_server.url}/replay/{deal.pk}/")
+        at_ply(page, 0)
+        header = page.inner_text("h1 small")
+        assert why in header and words["old"] not in header, header
+        assert page.inner_text("#result") == ""
+        page.keyboard.press("End")
+        at_ply(page, 5)
+        assert page.inner_text("#result") == why
+        assert page.locator("#log li").last.inner_text() == why
+        assert page.locator(".seat.turn").count() == 0
+        tags = page.locator(".seat .tag").all_inner_texts()
+        assert words["to_play"] not in tags, tags
+        shots(page, f"{reason}-{language}-{viewport}", full_page=True)
+        # One move back, the deal was still being played: its player to play is marked.
+        page.keyboard.press("ArrowLeft")
+        at_ply(page, 4)
+        assert page.locator(".seat.turn").count() == 1
+        assert page.inner_text("#result") == ""
+    assert errors == []
     context.close()

@@ -142,6 +142,9 @@
     table.querySelectorAll(".seat").forEach((el) => el.remove());
     const bottom = data.seat !== null ? data.seat : (data.your_seat !== null ? data.your_seat : 0);
     const places = players === 2 ? ["bottom", "top"] : ["bottom", "right", "top", "left"];
+    // The last position of a deal abandoned (the match ended during it): nobody is to play.
+    const abandonedEnd = data.ply === data.plies && data.deal.status === "abandoned";
+    const turn = abandonedEnd ? null : pos.turn;
     for (let i = 0; i < players; i++) {
       const s = (bottom + i) % players;
       let hand;
@@ -151,14 +154,14 @@
       else if (pos.partner_hand && (pos.seat + 2) % players === s) hand = pos.partner_hand;
       else hand = hiddenHand(pos.hand_sizes[s]);
       const el = document.createElement("div");
-      el.className = "seat pos-" + places[i] + (pos.turn === s ? " turn" : "");
+      el.className = "seat pos-" + places[i] + (turn === s ? " turn" : "");
       el.dataset.seat = s;
       const title = document.createElement("div");
       title.className = "name";
       title.textContent = seatName(data, s);
       const tags = [roleOf(data, s)].filter(Boolean);
       if (pos.dealer === s) tags.push(T.dealer);
-      if (pos.turn === s) tags.push(T.to_play);
+      if (turn === s) tags.push(T.to_play);
       if (pos.briscola_holder === s) tags.push(T.holds_briscola);
       tags.forEach((t) => { const span = document.createElement("span"); span.className = "tag"; span.textContent = t; title.appendChild(span); });
       const cards = document.createElement("div");
@@ -216,7 +219,7 @@
       ? (pos.winner === null
         ? T.drawn
         : wonText(data, pos.winner, pos.points))
-      : (data.ply === data.plies && data.deal.status === "abandoned" ? T.abandoned : "");
+      : (abandonedEnd ? T.abandoned : "");
     $("ply-label").textContent = fmt(T.move_of, { ply: data.ply, plies: data.plies });
     const slider = $("slider");
     slider.max = data.plies;
@@ -225,9 +228,12 @@
     $("next").disabled = $("last").disabled = data.ply >= data.plies;
     const log = $("log");
     log.replaceChildren();
-    data.steps.slice(-8).forEach((step, i, list) => {
+    // At the end of an abandoned deal, why it ended is its last line.
+    const lines = data.steps.map((step) => describe(step, data));
+    if (abandonedEnd) lines.push(T.abandoned);
+    lines.slice(-8).forEach((line, i, list) => {
       const li = document.createElement("li");
-      li.textContent = describe(step, data);
+      li.textContent = line;
       if (i === list.length - 1) li.className = "current";
       log.appendChild(li);
     });
