@@ -290,20 +290,58 @@ function rowControl(tag, className, role, label, match) {
   return control;
 }
 
+// When a match that is over ended ("12 Mar 2026, 14:05", in the page's language), so that
+// rows alike ("vs bot-greedy") can be told apart.
+const whenFormat = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+  dateStyle: "medium",
+  timeStyle: "short",
+});
+
+function endedAt(match) {
+  if (!match.finished_at) return null;
+  const time = document.createElement("time");
+  time.className = "ended-at";
+  time.dateTime = match.finished_at;
+  time.textContent = whenFormat.format(new Date(match.finished_at));
+  return time;
+}
+
 // My matches, newest first; for those being played, whose turn it is (the match's detail).
+// The API's pages of 20: "More matches" reads the next one, older matches; the list read
+// again (a change, a poll) reads as many pages as are shown, so nothing shown drops out.
+let minePages = 1;
+let mineMore = false;
+
+async function readMine() {
+  const seen = new Set();
+  const matches = [];
+  let more = false;
+  for (let page = 1; page <= minePages; page++) {
+    const answer = await api(root.dataset.api + "?mine=true" + (page > 1 ? "&page=" + page : ""));
+    answer.data.results.forEach((match) => {
+      if (!seen.has(match.id)) { seen.add(match.id); matches.push(match); }
+    });
+    more = !!answer.data.next;
+    if (!more) { minePages = page; break; }
+  }
+  return { matches, more };
+}
+
 const loadMine = serial(async () => {
   const list = $("my-list");
   try {
-    const answer = await api(root.dataset.api + "?mine=true");
-    const matches = answer.data.results;
-    const drawn = redraw(list, JSON.stringify(matches), () => {
+    const { matches, more } = await readMine();
+    mineMore = more;
+    const drawn = redraw(list, JSON.stringify([matches, more]), () => {
       matches.forEach((match) => {
         const turn = document.createElement("span");
         turn.className = "whose-turn";
         const li = item(match, turn);
-        if (match.status === "finished" && match.winner !== null) {
+        const when = endedAt(match);
+        if (when) li.querySelector(".info").append(" · ", when);
+        if (match.status === "finished") {
           const mine = match.seats.find((s) => s.user === me);
-          turn.textContent = mine ? (mine.team === match.winner ? T.won : T.lost) : "";
+          turn.textContent = !mine ? "" : match.winner === null ? T.drawn : mine.team === match.winner ? T.won : T.lost;
         }
         if (match.status === "finished") {
           li.classList.add("has-replay");
@@ -314,6 +352,7 @@ const loadMine = serial(async () => {
       });
       if (!matches.length) empty(list);
     });
+    $("my-more").hidden = !mineMore;
     placeMine();
     if (!drawn) return;
     await Promise.all(
@@ -334,6 +373,21 @@ const loadMine = serial(async () => {
     if (list.getAttribute("aria-busy") !== "false") showError(error);
   }
   list.setAttribute("aria-busy", "false");
+});
+
+$("my-more").addEventListener("click", async () => {
+  const button = $("my-more");
+  const list = $("my-list");
+  const before = list.querySelectorAll("li[data-match]").length;
+  button.disabled = true;
+  minePages += 1;
+  await loadMine();
+  button.disabled = false;
+  // The focus goes to the first of the older matches, so that a keyboard carries on there.
+  const first = list.querySelectorAll("li[data-match]")[before];
+  const link = first && first.querySelector("a");
+  if (link) link.focus();
+  else if (!button.hidden) button.focus();
 });
 
 // On a narrow screen (one column: play.css's 900 px), a player who has matches finds
