@@ -126,6 +126,10 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     # seed) give the game away, so the page opens with the hands hidden and shows them
     # only when asked, with a warning, as the admin's deal page does with the seed.
     guarded = admin and not deal.is_over
+    # Anyone else, a deal still being played (a public match's, to someone with no seat in
+    # it): the API would refuse every position (deal_not_over), so the page says so in
+    # place of the table and its controls, as the table page does for a stranger.
+    closed = not can_see_all and mine is None
     numbers = dict(match.deals.values_list("number", "pk"))
     statuses = {
         DealStatus.ACTIVE: _("Being played"),
@@ -149,6 +153,12 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "strings": strings,
             "can_see_all": can_see_all,
             "guarded": guarded,
+            "closed": closed,
+            "closed_message": (
+                _("This deal is still being played: its replay opens when it is over.")
+                if closed
+                else ""
+            ),
             "api_url": reverse("deal-replay", kwargs={"deal_id": deal.pk}),
             "export_url": reverse("deal-export", kwargs={"deal_id": deal.pk}),
             "export_text_url": reverse("deal-export-text", kwargs={"deal_id": deal.pk}),

@@ -141,12 +141,12 @@ def test_an_administrator_who_plays_is_offered_their_seat_and_refusals_are_words
     context.close()
 
     # Someone the API refuses (a public match's deal still being played, to a stranger):
-    # the refusal in the page's words.
+    # the refusal in the page's words, in place of the table (test_replay_page_audit.py).
     context = session_context(chromium, live_server, carla, **options_of(language, "phone"))
     page = context.new_page()
     page.goto(f"{live_server.url}/replay/{deal.pk}/")
-    page.wait_for_selector("#error:not([hidden])")
-    assert page.inner_text("#error") == WORDS[language]["not_over"]
+    page.wait_for_selector("#closed")
+    assert page.inner_text("#closed") == WORDS[language]["not_over"]
     assert errors == []
     context.close()
 

@@ -4,7 +4,9 @@ and 390x844, in English and in Italian:
 - the address follows the position (``?ply=N``, the seat kept, replaced rather than
   pushed), so that a copied address opens at the same move;
 - an abandoned deal says why it ended (lost on time by whom, resigned by whom), and
-  nobody is "to play" at its end.
+  nobody is "to play" at its end;
+- a public match's deal still being played, to someone with no seat in it, says that its
+  replay opens when it is over in place of an empty table and controls.
 
 Screenshots go to test-artifacts/browser/<test>/."""
 
@@ -217,4 +219,57 @@ def test_an_abandoned_deal_says_why_it_ended(
         assert page.locator(".seat.turn").count() == 1
         assert page.inner_text("#result") == ""
     assert errors == []
+    context.close()
+
+
+NOT_OVER = {
+    "en": "This deal is still being played: its replay opens when it is over.",
+    "it": "Questa mano è ancora in corso: si potrà rivedere quando sarà finita.",
+}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_live_deal_to_a_stranger_says_so_in_place_of_the_table(
+    chromium: Any,
+    live_server: Any,
+    people: Callable[..., User],
+    games: Any,
+    shots: Any,
+    language: str,
+    viewport: str,
+) -> None:
+    """carla, with no seat in a public match, opens its deal still being played: the
+    message in place of the table, the View menu, the score and the step controls, and no
+    request to the replay API (which would refuse it). (She saw an empty table, a stock of
+    "0", an empty View menu, unnamed 0-0 scores and step buttons that did nothing, and
+    the message only at the bottom.)"""
+    alice, bob, carla = people(username="alice"), people(username="bob"), people(username="carla")
+    deal = a_deal(games, [alice, bob], 5, public=True)
+    context = session_context(chromium, live_server, carla, **options_of(language, viewport))
+    page = context.new_page()
+    errors = errors_of(page)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/" in r.url else None)
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    page.wait_for_load_state("networkidle")
+    closed = page.locator("#closed")
+    assert closed.is_visible() and closed.inner_text() == NOT_OVER[language]
+    for gone in ("#table", "#seat-select", ".score", ".controls", "#stock-count", "#log"):
+        assert page.locator(gone).count() == 0, gone
+    assert page.locator("h1").is_visible()
+    # Where the message is: right under the heading, in the first screen.
+    box = closed.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= page.viewport_size["height"]
+    assert asked == []
+    shots(page, f"stranger-{language}-{viewport}")
+    assert errors == []
+    context.close()
+
+    # Its players still step through it from their seat.
+    context = session_context(chromium, live_server, bob, **options_of(language, viewport))
+    page = context.new_page()
+    page.goto(f"{live_server.url}/replay/{deal.pk}/")
+    at_ply(page, 0)
+    assert page.locator("#closed").count() == 0
     context.close()

@@ -5,6 +5,9 @@
 (function () {
   "use strict";
   const root = document.getElementById("replay");
+  // A deal this viewer may not replay yet (still being played, and not theirs): the page
+  // says so in place of the table, and asks the API for nothing.
+  if (root.dataset.closed === "1") return;
   const $ = (id) => document.getElementById(id);
   const SVG = {
     c: '<path d="M5 3h14c0 6-3 9.5-7 9.5S5 9 5 3z" fill="#c0392b"/><rect x="11" y="12" width="2" height="6" fill="#c0392b"/><rect x="7" y="18" width="10" height="3" rx="1.5" fill="#c0392b"/>',
