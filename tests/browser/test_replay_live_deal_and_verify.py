@@ -1,9 +1,10 @@
 """The replay page after a second outside audit (2026-12), in a real headless Chromium:
 
 - a deal still being played, to an administrator who holds no seat in its match (the
-  API's ``staff_powers``): the page opens with every hand face down and the record's
-  links hidden; "Show them anyway" shows them under a warning, as the admin's deal page
-  treats a live seed;
+  API's ``staff_powers``): the page opens with the hands, the table and the record's
+  links hidden, asking the API for none of them (a third audit: the hands were fetched
+  for each position, only drawn face down); "Show them anyway" shows them under a
+  warning, as the admin's deal page treats a live seed;
 - an administrator who plays in the match is offered only their own seat (what the API
   gives them), and a refusal of the API is said in the page's words, never its raw
   message;
@@ -80,39 +81,51 @@ def test_a_live_deal_opens_hidden_to_an_administrator_and_shows_under_a_warning(
     context = session_context(chromium, live_server, admin, **options_of(language, viewport))
     page = context.new_page()
     errors = errors_of(page)
-    # Even asked for a seat in the address, the page opens with the hands hidden.
-    page.goto(f"{live_server.url}/replay/{deal.pk}/?seat=1")
-    at_ply(page, 0)
-    assert page.locator(".seat").count() == 2
-    assert page.locator(".seat .card:not(.back)").count() == 0
-    assert page.locator(".seat .card.back").count() == 6
+    replays: list[str] = []
+    page.on(
+        "request",
+        lambda r: replays.append(r.url) if "/replay" in r.url and "/api/" in r.url else None,
+    )
+    # Even asked for a seat in the address, the page opens with the hands hidden: it asks
+    # the API for no position (each carries every hand) before "Show them anyway", and
+    # shows no table, score or steps until then; a key pressed meanwhile asks for nothing.
+    page.goto(f"{live_server.url}/replay/{deal.pk}/?seat=1&ply=3")
+    page.wait_for_load_state("networkidle")
+    assert replays == []
+    assert page.locator("#table").is_hidden() and page.locator(".controls").is_hidden()
+    assert page.locator(".seat").count() == 0
     assert page.locator("#seat-select").is_disabled()
     assert page.input_value("#seat-select") == "hidden"
     assert page.locator("#export-json").is_hidden() and page.locator("#verify").is_hidden()
     assert page.locator("#live-guard-hidden").inner_text().startswith(WORDS[language]["guard"])
     page.keyboard.press("End")
-    at_ply(page, 7)
-    assert page.locator(".seat .card:not(.back)").count() == 0
-    # The log says who was dealt and who drew, not which cards.
-    log = page.locator("#log").inner_text()
-    assert page.locator("#trick .card:not(.back), #last-trick .card").count() > 0  # public
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(300)
+    assert replays == []
     assert axe_violations(page) == []
     shots(page, f"1-hidden-{language}-{viewport}", full_page=True)
 
     page.click("#show-anyway")
     page.wait_for_selector(".seat .card:not(.back)")
+    at_ply(page, 3)  # the move in the address
+    assert replays and all("seat=" not in url for url in replays), replays
     assert page.locator("#live-guard-shown").is_visible()
     assert page.locator("#live-guard-hidden").is_hidden()
     assert page.input_value("#seat-select") == ""
     assert not page.locator("#seat-select").is_disabled()
     assert page.locator("#export-json").is_visible()
     assert page.locator(".seat .card.back").count() == 0
-    assert page.locator("#log").inner_text() != log  # the cards dealt and drawn, by name
+    page.click("#last")
+    at_ply(page, 7)
+    assert page.locator("#trick .card, #last-trick .card").count() > 0
     assert axe_violations(page) == []
     shots(page, f"2-shown-{language}-{viewport}", full_page=True)
-    # Back to the hands hidden, from the menu.
+    # Back to the hands hidden, from the menu: the log says who was dealt and who drew,
+    # not which cards.
+    log = page.locator("#log").inner_text()
     page.select_option("#seat-select", "hidden")
     page.locator(".seat .card:not(.back)").first.wait_for(state="detached")
+    assert page.locator("#log").inner_text() != log
     assert errors == []
     context.close()
 

@@ -319,6 +319,7 @@
   }
 
   function go(ply) {
+    if ($("table").hidden) return; // a live deal's hands not asked for yet (below)
     if (plies !== null) ply = Math.min(plies, ply);
     target = Math.max(0, ply);
     showTarget();
@@ -398,9 +399,14 @@
   // A deal still being played, to an administrator: its hands and its record only once
   // asked for ("Show them anyway"), under a warning, as the admin's deal page shows a
   // live deal's seed.
+  // Until then the page asks the API for nothing (its positions carry every hand): the
+  // table, the score, the controls and the log wait hidden.
   const showAnyway = $("show-anyway");
+  const waiting = [$("table"), root.querySelector(".dock"), $("log")];
   if (showAnyway) {
+    waiting.forEach((el) => { el.hidden = true; });
     showAnyway.addEventListener("click", () => {
+      waiting.forEach((el) => { el.hidden = false; });
       $("live-guard-hidden").hidden = true;
       $("live-guard-shown").hidden = false;
       const records = $("records");
@@ -454,5 +460,7 @@
   }
 
   const start = params.get("ply");
-  go(start !== null && /^\d+$/.test(start) ? Number(start) : 0);
+  const first = start !== null && /^\d+$/.test(start) ? Number(start) : 0;
+  if (showAnyway) target = first; // asked for once shown ("Show them anyway")
+  else go(first);
 })();
