@@ -261,6 +261,17 @@
     });
   }
 
+  // On a phone the score and the steps stay docked at the bottom of the screen (replay.css);
+  // when the page opens with the dock over the bottom seat's cards (a long header, a score
+  // of four on two lines), it scrolls just enough to show them whole.
+  function ownCardsInView() {
+    const dock = root.querySelector(".dock");
+    const hand = $("table").querySelector(".seat.pos-bottom");
+    if (!dock || !hand || getComputedStyle(dock).position !== "sticky") return;
+    const over = hand.getBoundingClientRect().bottom - dock.getBoundingClientRect().top;
+    if (over > 0) window.scrollBy({ top: Math.ceil(over) + 4, behavior: "instant" });
+  }
+
   function showError(body) {
     const el = $("error");
     el.hidden = false;
@@ -353,8 +364,10 @@
         plies = data.plies;
         target = Math.min(target, plies);
         if (data.ply === target) {
+          const first = current === null;
           render(data);
           shownGeneration = generation;
+          if (first) ownCardsInView();
         }
         showTarget();
       }
