@@ -94,7 +94,10 @@ class MatchEventInline(ReadOnlyMixin, admin.TabularInline):  # type: ignore[type
     def facts(self, obj: MatchEvent) -> str:
         names = {s.number: s.user.username if s.user else "(open)" for s in _seats_of(obj)}
         parts = []
-        for key, value in (obj.data or {}).items():
+        data = obj.data or {}
+        # The seat first, then by name: PostgreSQL's jsonb keeps no order of the keys.
+        for key in sorted(data, key=lambda k: (k != "seat", k)):
+            value = data[key]
             if key == "seat" and value in names:
                 value = f"S{value} {names[value]}"
             parts.append(f"{key}: {value}")
