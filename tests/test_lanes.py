@@ -22,12 +22,18 @@ def test_the_side_lane_gets_its_own_database_and_redis_number() -> None:
 
 
 def test_the_side_lanes_together_run_every_test_the_main_lane_does_not() -> None:
-    """A test marked processes or browser runs in exactly one side lane."""
+    """A test marked processes, browser or side_lane runs in exactly one side lane."""
     from tests.lanes import SIDE_LANE, SIDE_LANES
 
-    assert SIDE_LANE == "processes or browser"
-    for browser, processes in ((True, False), (False, True), (True, True)):
-        markers = {"browser": browser, "processes": processes}
+    assert SIDE_LANE == "processes or browser or side_lane"
+    for browser, processes, side_lane in (
+        (True, False, False),
+        (False, True, False),
+        (True, True, False),
+        (False, False, True),
+        (False, True, True),
+    ):
+        markers = {"browser": browser, "processes": processes, "side_lane": side_lane}
         chosen = [m for m in SIDE_LANES if eval(m, {}, markers)]  # noqa: S307 - our own text
         assert len(chosen) == 1, (markers, chosen)
 

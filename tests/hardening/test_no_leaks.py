@@ -71,7 +71,8 @@ from accounts.models import User
 from games import rules
 from games.models import Deal, Match, MatchStatus
 
-pytestmark = pytest.mark.django_db
+# The longest tests of the suite: run beside the processes' tests (tests/lanes.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.side_lane]
 
 API = "/api/v1"
 

@@ -68,7 +68,12 @@ from tests.clocks.conftest import db_travel
 from tests.live.stream_schema import event_schemas
 from tests.live.streams import NDJSON, SSE, Stream, in_test_thread, match_position, open_stream, run
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live")]
+# Long: run beside the processes' tests (tests/lanes.py).
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("live"),
+    pytest.mark.side_lane,
+]
 
 
 @pytest.fixture
