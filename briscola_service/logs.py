@@ -57,7 +57,7 @@ class QuietRoutineFilter(logging.Filter):
         if record.name == "celery.beat":
             args = record.args if isinstance(record.args, tuple) else ()
             return not (
-                record.msg.startswith("Scheduler: Sending due task")
+                str(record.msg).startswith("Scheduler: Sending due task")
                 and len(args) == 2
                 and args[1] in _periodic_tasks()
             )

@@ -253,6 +253,7 @@ def test_the_periodic_tasks_lines_are_dropped_when_they_did_nothing() -> None:
         _celery_record("celery.app.trace", "succeeded", None, name=move, return_value="True"),
         _celery_record("celery.beat", "Scheduler: Sending due task %s (%s)", ("x", "other.task")),
         _celery_record("games.clocks.services", "nothing to do"),
+        _celery_record("celery.beat", ValueError("not a string"), ("x", sweep)),
     ]
     warning = _celery_record("celery.app.trace", "retry", None, name=sweep, return_value="0")
     warning.levelno = logging.WARNING
