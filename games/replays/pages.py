@@ -131,15 +131,14 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
     # place of the table and its controls, as the table page does for a stranger.
     closed = not can_see_all and mine is None
     numbers = dict(match.deals.values_list("number", "pk"))
-    statuses = {
-        DealStatus.ACTIVE: _("Being played"),
-        DealStatus.FINISHED: _("Finished"),
-        DealStatus.ABANDONED: abandoned_why(match, seats),
-    }
     strings = page_strings()
-    if deal.status == DealStatus.ABANDONED:
-        # Said again at the deal's last position, in place of the result.
-        strings["abandoned"] = statuses[DealStatus.ABANDONED]
+    if deal.status == DealStatus.ABANDONED:  # its events are read for this deal only
+        status_name = strings["abandoned"] = abandoned_why(match, seats)  # and at its end
+    else:
+        status_name = {
+            DealStatus.ACTIVE: _("Being played"),
+            DealStatus.FINISHED: _("Finished"),
+        }.get(deal.status, deal.status)
     return render(
         request,
         "games/replay.html",
@@ -149,7 +148,7 @@ def replay_page(request: HttpRequest, deal_id: int) -> HttpResponse:
             "your_seat": None if mine is None else mine.number,
             "seat_names": [s.user.username if s.user else _("open seat") for s in seats],
             "format_name": format_names().get(match.format, match.format),
-            "status_name": statuses.get(deal.status, deal.status),
+            "status_name": status_name,
             "strings": strings,
             "can_see_all": can_see_all,
             "guarded": guarded,
