@@ -29,6 +29,7 @@ PASSWORD = "topsecret-pw-42"
         ),
         (f"redis://u:p@ss:{PASSWORD}@h:1/0", f"redis://u:{MASK}@h:1/0"),
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+        (f"redis://:{PASSWORD}@[::1:6379/0", MASK),  # unreadable: nothing of it shown
         ("", ""),
     ],
 )
