@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Now
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -17,6 +16,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from briscola_service.admin import ReadOnlyMixin, SecretFieldsMixin
+from games.clocks import selectors as clock_selectors
 from games.matches.selectors import deal_state, staff_powers
 from games.models import (
     Deal,
@@ -128,9 +128,12 @@ class StuckFilter(admin.SimpleListFilter):
         ]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Match]) -> QuerySet[Match]:
-        deadline = Q(deadline__lte=Now())
-        bot = Q(bot_to_move_since__lte=Now() - timedelta(seconds=BOT_STUCK_SECONDS))
-        expired = Q(status=MatchStatus.WAITING, expires_at__lte=Now())
+        # What the clocks' sweeps look for (games.clocks.selectors), the bot's past its
+        # re-queue by far.
+        deadline = Q(pk__in=clock_selectors.deadlines_due().order_by().values("pk"))
+        late = clock_selectors.bot_turns_waiting(older_than_seconds=BOT_STUCK_SECONDS)
+        bot = Q(pk__in=late.order_by().values("pk"))
+        expired = Q(pk__in=clock_selectors.waiting_expired().order_by().values("pk"))
         chosen = {
             "deadline": deadline,
             "bot": bot,
